@@ -1,0 +1,7 @@
+import type { CollectorEntry } from './types.js';
+
+/**
+ * The collector table: adding a collector is one file, one row here, one fixture, one test.
+ */
+export const COLLECTORS: readonly CollectorEntry[] = [
+];

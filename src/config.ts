@@ -1,0 +1,201 @@
+/**
+ * One typed schema for flags, environment variables and the config file.
+ * Precedence: flag > environment > config file > default. A bad value stops startup
+ * with the flag's name and what was expected.
+ */
+import { readFileSync } from 'node:fs';
+import { Command, Option } from 'commander';
+import { parse as parseYaml } from 'yaml';
+import { ConfigError } from './errors.js';
+import { DEFAULT_BUCKETS, type BucketSet } from './metrics/catalog.js';
+import {
+  oneOf, parseBool, parseDuration, parseHostPort, parseHttpUrl, parseList, parsePositiveInt, parseSize, type HostPort,
+} from './lib/parse.js';
+import { parseSloConfig, thresholdsInBucketSet, type SloConfig } from './slo/config.js';
+
+export const ENGINES = ['vllm', 'sglang', 'tgi', 'llamacpp', 'trtllm', 'ollama', 'openai'] as const;
+export type EngineKind = (typeof ENGINES)[number];
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** Plain data only: the config crosses into the metrics worker by structured clone. */
+export interface Config {
+  upstream: string;
+  listen: HostPort;
+  metricsListen: HostPort;
+  engine: EngineKind;
+  injectUsage: boolean;
+  models: string[];
+  modelsRefresh: number;
+  connectTimeout: number;
+  headersTimeout: number;
+  idleTimeout: number;
+  shutdownTimeout: number;
+  bodyLimit: number;
+  upstreamConnections: number;
+  logLevel: (typeof LOG_LEVELS)[number];
+  nvidiaSmi: string;
+  dmonColumns: string;
+  gpuInterval: number;
+  engineMetrics: string;
+  engineInterval: number;
+  hostInterval: number;
+  collectorGpu: boolean;
+  collectorEngine: boolean;
+  collectorHost: boolean;
+  configFile: string | null;
+  buckets: Record<BucketSet, number[]>;
+  slos: SloConfig;
+}
+
+type Scalar = Exclude<keyof Config, 'buckets' | 'slos' | 'configFile'>;
+
+interface OptionSpec {
+  key: Scalar;
+  flag: string;
+  help: string;
+  default?: string;
+  parse: (value: string) => unknown;
+}
+
+/** Every flag in one table; README's flag table is generated from it. */
+export const OPTIONS: readonly OptionSpec[] = [
+  { key: 'upstream', flag: '--upstream <url>', help: 'inference server base URL (required), e.g. http://127.0.0.1:8000', parse: parseHttpUrl },
+  { key: 'listen', flag: '--listen <host:port>', help: 'proxy listener', default: '0.0.0.0:8080', parse: (v) => parseHostPort(v) },
+  { key: 'metricsListen', flag: '--metrics-listen <host:port>', help: 'listener for /metrics (bind to 127.0.0.1 to keep it local)', default: '0.0.0.0:9464', parse: (v) => parseHostPort(v) },
+  { key: 'engine', flag: '--engine <kind>', help: `inference engine kind: ${ENGINES.join(', ')}`, default: 'vllm', parse: oneOf(ENGINES) },
+  { key: 'injectUsage', flag: '--inject-usage <bool>', help: 'ask streams for usage (stream_options.include_usage) and hide the extra chunk from clients that did not ask', default: 'true', parse: parseBool },
+  { key: 'models', flag: '--models <list>', help: 'comma-separated model allowlist for the model label (default: what the upstream lists at /v1/models)', default: '', parse: parseList },
+  { key: 'modelsRefresh', flag: '--models-refresh <duration>', help: 'how often to re-read the upstream /v1/models', default: '60s', parse: parseDuration },
+  { key: 'connectTimeout', flag: '--connect-timeout <duration>', help: 'upstream connect timeout', default: '10s', parse: parseDuration },
+  { key: 'headersTimeout', flag: '--headers-timeout <duration>', help: 'upstream time to response headers (covers queueing and prefill)', default: '600s', parse: parseDuration },
+  { key: 'idleTimeout', flag: '--idle-timeout <duration>', help: 'longest silence between upstream body bytes', default: '300s', parse: parseDuration },
+  { key: 'shutdownTimeout', flag: '--shutdown-timeout <duration>', help: 'on SIGTERM, how long in-flight streams may finish', default: '30s', parse: parseDuration },
+  { key: 'bodyLimit', flag: '--body-limit <size>', help: 'largest request body accepted (413 beyond)', default: '32mb', parse: parseSize },
+  { key: 'upstreamConnections', flag: '--upstream-connections <n>', help: 'most upstream connections kept open', default: '1024', parse: parsePositiveInt },
+  { key: 'logLevel', flag: '--log-level <level>', help: `log level: ${LOG_LEVELS.join(', ')}`, default: 'info', parse: oneOf(LOG_LEVELS) },
+  { key: 'nvidiaSmi', flag: '--nvidia-smi <path>', help: 'nvidia-smi binary', default: 'nvidia-smi', parse: (v) => nonEmpty(v) },
+  { key: 'dmonColumns', flag: '--dmon-columns <letters>', help: 'nvidia-smi dmon -s column groups', default: 'pucvmet', parse: (v) => dmonLetters(v) },
+  { key: 'gpuInterval', flag: '--gpu-interval <duration>', help: 'nvidia-smi dmon sampling interval (whole seconds)', default: '1s', parse: (v) => wholeSeconds(v) },
+  { key: 'engineMetrics', flag: '--engine-metrics <url>', help: 'engine Prometheus endpoint (default: <upstream>/metrics)', default: '', parse: (v) => (v === '' ? '' : parseHttpUrl(v)) },
+  { key: 'engineInterval', flag: '--engine-interval <duration>', help: 'engine /metrics scrape interval', default: '5s', parse: parseDuration },
+  { key: 'hostInterval', flag: '--host-interval <duration>', help: 'host collector interval', default: '5s', parse: parseDuration },
+  { key: 'collectorGpu', flag: '--no-collector.gpu', help: 'turn the GPU (nvidia-smi) collector off', default: 'true', parse: parseBool },
+  { key: 'collectorEngine', flag: '--no-collector.engine', help: 'turn the engine /metrics collector off', default: 'true', parse: parseBool },
+  { key: 'collectorHost', flag: '--no-collector.host', help: 'turn the host collector off', default: 'true', parse: parseBool },
+];
+
+export function envName(spec: OptionSpec): string {
+  const long = spec.flag.split(' ')[0]!.replace(/^--(no-)?/, '');
+  return 'INFERMETER_' + long.replace(/[.-]/g, '_').toUpperCase();
+}
+
+export function flagName(spec: OptionSpec): string {
+  return spec.flag.split(' ')[0]!;
+}
+
+/** Adds every option to a commander command (used for the proxy command). */
+export function addConfigOptions(cmd: Command): Command {
+  cmd.addOption(new Option('--config <file>', 'YAML config file (keys as in the flag table, plus slos and buckets)').env('INFERMETER_CONFIG'));
+  for (const spec of OPTIONS) {
+    const opt = new Option(spec.flag, `${spec.help} [env ${envName(spec)}]`);
+    if (spec.flag.startsWith('--no-')) opt.attributeName = () => spec.key;
+    cmd.addOption(opt);
+  }
+  return cmd;
+}
+
+/**
+ * Resolves the final config from commander's parsed values, the environment and the
+ * config file. `cliValues` holds only what was given on the command line.
+ */
+export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Config {
+  const configFile = (cliValues['config'] as string | undefined) ?? env['INFERMETER_CONFIG'] ?? null;
+  const file = configFile ? readConfigFile(configFile) : {};
+  const out: Record<string, unknown> = {};
+  for (const spec of OPTIONS) {
+    const flag = flagName(spec);
+    const negated = flag.startsWith('--no-');
+    let raw: unknown = cliValues[spec.key];
+    let where = flag;
+    if (negated && raw !== undefined) raw = String(raw);
+    if (raw === undefined && env[envName(spec)] !== undefined) {
+      raw = env[envName(spec)];
+      where = `${flag} (env ${envName(spec)})`;
+    }
+    if (raw === undefined && spec.key in file) {
+      raw = file[spec.key];
+      where = `${flag} (config key ${spec.key} in ${configFile})`;
+      if (typeof raw !== 'string' && typeof raw !== 'number' && typeof raw !== 'boolean' && !Array.isArray(raw)) {
+        throw new ConfigError(where, `expected a scalar value, got ${JSON.stringify(raw)}`);
+      }
+      if (Array.isArray(raw)) raw = raw.join(',');
+    }
+    if (raw === undefined) raw = spec.default;
+    if (raw === undefined) throw new ConfigError(flag, `is required (${spec.help}); also settable as ${envName(spec)}`);
+    try {
+      out[spec.key] = spec.parse(String(raw));
+    } catch (err) {
+      throw new ConfigError(where, (err as Error).message, { cause: err });
+    }
+  }
+  const unknown = Object.keys(file).filter((k) => !OPTIONS.some((o) => o.key === k) && k !== 'slos' && k !== 'buckets');
+  if (unknown.length > 0) throw new ConfigError(`--config ${configFile}`, `unknown key(s): ${unknown.join(', ')}`);
+  const cfg = out as unknown as Config;
+  cfg.configFile = configFile;
+  if (cfg.engineMetrics === '') cfg.engineMetrics = `${cfg.upstream}/metrics`;
+  cfg.slos = parseSloConfig(file['slos'], `--config ${configFile}: slos`);
+  cfg.buckets = resolveBuckets(file['buckets'], cfg.slos, `--config ${configFile}: buckets`);
+  return cfg;
+}
+
+function readConfigFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError('--config', `cannot read ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (err) {
+    throw new ConfigError('--config', `${path} is not valid YAML: ${(err as Error).message}`, { cause: err });
+  }
+  if (doc === null || doc === undefined) return {};
+  if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError('--config', `${path} must hold a YAML mapping`);
+  return doc as Record<string, unknown>;
+}
+
+/** Configured buckets (or defaults), with every SLO threshold inserted as a boundary. */
+function resolveBuckets(raw: unknown, slos: SloConfig, where: string): Record<BucketSet, number[]> {
+  const out = {} as Record<BucketSet, number[]>;
+  const given = (raw ?? {}) as Record<string, unknown>;
+  if (typeof given !== 'object' || Array.isArray(given)) throw new ConfigError(where, 'expected a mapping of bucket set to a list of numbers');
+  for (const key of Object.keys(given)) {
+    if (!(key in DEFAULT_BUCKETS)) throw new ConfigError(`${where}.${key}`, `unknown bucket set; expected one of ${Object.keys(DEFAULT_BUCKETS).join(', ')}`);
+  }
+  for (const set of Object.keys(DEFAULT_BUCKETS) as BucketSet[]) {
+    const list = given[set] ?? DEFAULT_BUCKETS[set];
+    if (!Array.isArray(list) || list.length === 0 || !list.every((n) => typeof n === 'number' && Number.isFinite(n) && n > 0)) {
+      throw new ConfigError(`${where}.${set}`, 'expected a non-empty list of positive numbers');
+    }
+    out[set] = [...new Set([...(list as number[]), ...thresholdsInBucketSet(slos, set)])].sort((a, b) => a - b);
+  }
+  return out;
+}
+
+function nonEmpty(v: string): string {
+  if (v.trim() === '') throw new Error('must not be empty');
+  return v;
+}
+
+function dmonLetters(v: string): string {
+  if (!/^[pucvmet]+$/.test(v)) throw new Error(`expected letters from "pucvmet" (nvidia-smi dmon -s), got "${v}"`);
+  return v;
+}
+
+function wholeSeconds(v: string): number {
+  const s = parseDuration(v);
+  if (s < 1 || !Number.isInteger(s)) throw new Error(`nvidia-smi dmon samples in whole seconds (>= 1s), got "${v}"`);
+  return s;
+}

@@ -1,0 +1,76 @@
+/**
+ * Every error infermeter reports, in one table. Upstream failures follow the shape
+ * @fastify/reply-from uses (502/503/504) and answer clients with an OpenAI-shaped body,
+ * so SDKs surface them like any other API error.
+ */
+import type { Outcome } from './metrics/record.js';
+
+export const ERRORS = {
+  UPSTREAM_REFUSED: { status: 502, outcome: 'upstream_unreachable', type: 'upstream_refused', message: 'The inference server refused the connection.' },
+  UPSTREAM_UNREACHABLE: { status: 503, outcome: 'upstream_unreachable', type: 'upstream_unreachable', message: 'The inference server cannot be reached.' },
+  UPSTREAM_TIMEOUT: { status: 504, outcome: 'upstream_timeout', type: 'upstream_timeout', message: 'The inference server did not answer in time.' },
+  UPSTREAM_BROKEN: { status: 502, outcome: 'upstream_error', type: 'upstream_connection_error', message: 'The connection to the inference server failed before it answered.' },
+  BODY_TOO_LARGE: { status: 413, outcome: 'rejected', type: 'request_too_large', message: 'The request body is larger than the configured limit.' },
+  BAD_REQUEST: { status: 400, outcome: 'rejected', type: 'bad_request', message: 'The request could not be read.' },
+} as const satisfies Record<string, { status: number; outcome: Outcome; type: string; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export class InfermeterError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, options?: { cause?: unknown }) {
+    super(ERRORS[code].message, options);
+    this.name = 'InfermeterError';
+    this.code = code;
+  }
+  get status(): number {
+    return ERRORS[this.code].status;
+  }
+  get outcome(): Outcome {
+    return ERRORS[this.code].outcome;
+  }
+  /** The body a client receives: the OpenAI error shape. */
+  body(): string {
+    const e = ERRORS[this.code];
+    return JSON.stringify({ error: { message: e.message, type: e.type, code: e.status, param: null } });
+  }
+}
+
+/** A configuration value that cannot be used; names the flag so the operator knows what to fix. */
+export class ConfigError extends Error {
+  readonly flag: string;
+  constructor(flag: string, message: string, options?: { cause?: unknown }) {
+    super(`${flag}: ${message}`, options);
+    this.name = 'ConfigError';
+    this.flag = flag;
+  }
+}
+
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+const UNREACHABLE_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN']);
+
+/** Maps an undici/socket error met before the response started to one coded error. */
+export function upstreamError(err: unknown): InfermeterError {
+  const code = errorCode(err);
+  if (code === 'ECONNREFUSED') return new InfermeterError('UPSTREAM_REFUSED', { cause: err });
+  if (UNREACHABLE_CODES.has(code)) return new InfermeterError('UPSTREAM_UNREACHABLE', { cause: err });
+  if (TIMEOUT_CODES.has(code)) return new InfermeterError('UPSTREAM_TIMEOUT', { cause: err });
+  return new InfermeterError('UPSTREAM_BROKEN', { cause: err });
+}
+
+export function isTimeout(err: unknown): boolean {
+  return TIMEOUT_CODES.has(errorCode(err));
+}
+
+/** undici wraps socket errors; the useful code may sit on the error or on its cause. */
+export function errorCode(err: unknown): string {
+  let e: unknown = err;
+  for (let depth = 0; depth < 4 && e && typeof e === 'object'; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== 'UND_ERR_SOCKET' && code !== 'UND_ERR') return code;
+    if (code === 'UND_ERR_SOCKET' && !(e as { cause?: unknown }).cause) return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  const top = (err as { code?: unknown } | null)?.code;
+  return typeof top === 'string' ? top : 'UNKNOWN';
+}

@@ -1,0 +1,93 @@
+/** Small pure parsers for option values. Each throws an Error whose message says what was expected. */
+import ms from 'ms';
+
+export interface HostPort {
+  host: string;
+  port: number;
+}
+
+/** "HOST:PORT", ":PORT", "PORT" or "[::1]:PORT". */
+export function parseHostPort(value: string, defaultHost = '0.0.0.0'): HostPort {
+  const v = value.trim();
+  let host = defaultHost;
+  let portText = v;
+  const v6 = /^\[([^\]]+)\]:(\d+)$/.exec(v);
+  if (v6) {
+    host = v6[1]!;
+    portText = v6[2]!;
+  } else if (v.includes(':')) {
+    const i = v.lastIndexOf(':');
+    host = v.slice(0, i) || defaultHost;
+    portText = v.slice(i + 1);
+  }
+  if (!/^\d+$/.test(portText)) throw new Error(`expected HOST:PORT (e.g. 0.0.0.0:8080), got "${value}"`);
+  const port = Number(portText);
+  if (port > 65535) throw new Error(`port must be 0-65535, got ${port}`);
+  return { host, port };
+}
+
+/** An http(s) URL with a host; returns it normalized without a trailing slash. */
+export function parseHttpUrl(value: string): string {
+  let u: URL;
+  try {
+    u = new URL(value.trim());
+  } catch {
+    throw new Error(`expected an http(s) URL such as http://127.0.0.1:8000, got "${value}"`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`expected an http or https URL, got protocol "${u.protocol}"`);
+  if (u.search || u.hash) throw new Error(`the URL must not carry a query or fragment, got "${value}"`);
+  return u.origin + u.pathname.replace(/\/+$/, '');
+}
+
+/** "500ms", "2s", "5m", "1h" or a bare number of seconds; returns seconds. */
+export function parseDuration(value: string | number): number {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value) || value < 0) throw new Error(`expected a non-negative duration, got ${value}`);
+    return value;
+  }
+  const v = value.trim();
+  if (/^\d+(\.\d+)?$/.test(v)) return Number(v);
+  const msValue = ms(v as ms.StringValue);
+  if (typeof msValue !== 'number' || !Number.isFinite(msValue) || msValue < 0) {
+    throw new Error(`expected a duration such as 500ms, 2s, 5m, got "${value}"`);
+  }
+  return msValue / 1000;
+}
+
+const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kb: 1e3, k: 1e3, mb: 1e6, m: 1e6, gb: 1e9, g: 1e9, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
+
+/** "32mb", "64KiB", "1000"; returns bytes. */
+export function parseSize(value: string | number): number {
+  if (typeof value === 'number') return value;
+  const m = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(value.trim());
+  const unit = m ? SIZE_UNITS[m[2]!.toLowerCase()] : undefined;
+  if (!m || unit === undefined) throw new Error(`expected a size such as 32mb or 64KiB, got "${value}"`);
+  return Math.round(Number(m[1]) * unit);
+}
+
+export function parseBool(value: string | boolean): boolean {
+  if (typeof value === 'boolean') return value;
+  const v = value.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(v)) return true;
+  if (['false', '0', 'no', 'off'].includes(v)) return false;
+  throw new Error(`expected true or false, got "${value}"`);
+}
+
+export function parsePositiveInt(value: string | number): number {
+  const n = typeof value === 'number' ? value : Number(value.trim());
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`expected a positive integer, got "${value}"`);
+  return n;
+}
+
+export function parseList(value: string | string[]): string[] {
+  const items = Array.isArray(value) ? value : value.split(',');
+  return items.map((s) => String(s).trim()).filter((s) => s.length > 0);
+}
+
+export function oneOf<T extends string>(choices: readonly T[]) {
+  return (value: string): T => {
+    const v = value.trim() as T;
+    if (!choices.includes(v)) throw new Error(`expected one of ${choices.join(', ')}, got "${value}"`);
+    return v;
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * Starting and stopping the daemon: the metrics worker, then the proxy listener; on
+ * SIGTERM/SIGINT stop accepting, let in-flight streams finish up to --shutdown-timeout,
+ * then close everything.
+ */
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import { MetricsWorker } from './metrics/sink.js';
+
+export interface Running {
+  proxyPort: number;
+  metricsPort: number;
+  /** Graceful: in-flight streams get up to --shutdown-timeout. */
+  close(): Promise<void>;
+}
+
+export async function startInfermeter(config: Config, log: Logger): Promise<Running> {
+  const metrics = new MetricsWorker(config);
+  let metricsPort: number;
+  try {
+    metricsPort = await metrics.ready;
+  } catch (err) {
+    await metrics.close().catch(() => undefined);
+    throw err;
+  }
+  const app = buildApp(config, metrics, log);
+  try {
+    await app.fastify.listen({ host: config.listen.host, port: config.listen.port });
+  } catch (err) {
+    await metrics.close();
+    throw new Error(`--listen ${config.listen.host}:${config.listen.port}: cannot listen: ${(err as Error).message}`, { cause: err });
+  }
+  const proxyPort = (app.fastify.server.address() as AddressInfo).port;
+  log.info({ proxy: `${config.listen.host}:${proxyPort}`, metrics: `${config.metricsListen.host}:${metricsPort}`, upstream: config.upstream, engine: config.engine }, 'infermeter ready');
+
+  let closing: Promise<void> | null = null;
+  return {
+    proxyPort,
+    metricsPort,
+    close() {
+      closing ??= (async () => {
+        const deadline = setTimeout(() => {
+          log.warn('shutdown timeout reached; closing remaining streams');
+          app.fastify.server.closeAllConnections();
+        }, config.shutdownTimeout * 1000);
+        await app.close();
+        clearTimeout(deadline);
+        await metrics.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** The `infermeter` proxy command: runs until a signal. */
+export async function runDaemon(config: Config, log: Logger): Promise<void> {
+  const running = await startInfermeter(config, log);
+  let signalled = false;
+  const stop = (signal: string) => {
+    if (signalled) {
+      log.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    signalled = true;
+    log.info({ signal, timeoutSeconds: config.shutdownTimeout }, 'shutting down: draining in-flight requests');
+    void running.close().then(() => {
+      log.info('stopped');
+      process.exit(0);
+    });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}

@@ -1,0 +1,96 @@
+/**
+ * The catalog: every metric infermeter exports, in one table. README's metrics table,
+ * the dashboards and the alert rules follow from it (a test keeps README in step).
+ * Collector-owned families (GPU columns, engine aliases) come from their own data tables
+ * and are listed here so this stays the single list.
+ */
+import { GPU_METRICS } from '../collectors/gpu/columns.js';
+import { ENGINE_METRICS } from '../collectors/engine/aliases.js';
+import { HOST_METRICS } from '../collectors/host/metrics.js';
+
+export type MetricType = 'counter' | 'gauge' | 'histogram';
+
+export interface MetricDef {
+  name: string;
+  type: MetricType;
+  /** UCUM-ish unit for OTLP ("s", "{token}", "{request}", "1", "W", "Cel", "Hz", "By"). */
+  unit: string;
+  help: string;
+  labels: readonly string[];
+  /** Histograms: which configurable bucket list they use. */
+  buckets?: BucketSet;
+  /** Where the metric comes from, for README. */
+  source: 'proxy' | 'slo' | 'collector' | 'gpu' | 'engine' | 'host' | 'process';
+}
+
+export type BucketSet = 'ttft' | 'tpot' | 'e2e' | 'tokens' | 'chunk';
+
+/** Labels every per-request metric carries (OTel GenAI semantic conventions, Prometheus spelling). */
+export const REQUEST_LABELS = ['gen_ai_operation_name', 'gen_ai_provider_name', 'gen_ai_request_model'] as const;
+
+/**
+ * OTel GenAI bucket boundaries, extended upward: the semconv lists stop at 10 s (TTFT) and
+ * 81.92 s (E2E), but long-context and reasoning requests go far past that (vLLM goes to 2560 s).
+ */
+export const DEFAULT_BUCKETS: Record<BucketSet, readonly number[]> = {
+  ttft: [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 320, 640, 1280, 2560],
+  tpot: [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 10, 20, 40, 80],
+  e2e: [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92, 163.84, 327.68, 655.36, 1310.72, 2621.44],
+  tokens: [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864],
+  chunk: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 10, 20, 40, 80],
+};
+
+export const REQUEST_METRICS = [
+  { name: 'gen_ai_server_time_to_first_token_seconds', type: 'histogram', unit: 's', buckets: 'ttft', labels: REQUEST_LABELS, source: 'proxy',
+    help: 'Time to first token (TTFT): first chunk carrying a generated token of any kind (content, reasoning, tool call, text) minus the time the proxy received the request. ok streaming requests only.' },
+  { name: 'infermeter_time_to_first_output_seconds', type: 'histogram', unit: 's', buckets: 'ttft', labels: REQUEST_LABELS, source: 'proxy',
+    help: 'Time to first output (TTFO): first chunk with visible content, text or tool calls minus request receipt; differs from TTFT for reasoning models. ok streaming requests only.' },
+  { name: 'gen_ai_server_time_per_output_token_seconds', type: 'histogram', unit: 's', buckets: 'tpot', labels: REQUEST_LABELS, source: 'proxy',
+    help: 'Time per output token (TPOT): (E2E - TTFT) / (output_tokens - 1), for ok streaming requests with at least 2 output tokens.' },
+  { name: 'gen_ai_server_request_duration_seconds', type: 'histogram', unit: 's', buckets: 'e2e', labels: REQUEST_LABELS, source: 'proxy',
+    help: 'End-to-end latency (E2E): last byte of the upstream response minus request receipt. ok requests only.' },
+  { name: 'infermeter_inter_chunk_latency_seconds', type: 'histogram', unit: 's', buckets: 'chunk', labels: REQUEST_LABELS, source: 'proxy',
+    help: 'Gap between consecutive token-bearing chunks of a stream (a chunk may hold several tokens under speculative decoding).' },
+  { name: 'gen_ai_client_token_usage', type: 'histogram', unit: '{token}', buckets: 'tokens', labels: [...REQUEST_LABELS, 'gen_ai_token_type'], source: 'proxy',
+    help: 'Tokens per request, by gen_ai_token_type (input, output).' },
+  { name: 'infermeter_requests_total', type: 'counter', unit: '{request}', labels: [...REQUEST_LABELS, 'route', 'outcome'], source: 'proxy',
+    help: 'Requests forwarded, by route and outcome (exactly one outcome per request).' },
+  { name: 'infermeter_tokens_total', type: 'counter', unit: '{token}', labels: [...REQUEST_LABELS, 'gen_ai_token_type'], source: 'proxy',
+    help: 'Input and output tokens of metered requests, partial streams included; rate() gives tokens/s.' },
+  { name: 'infermeter_output_token_source_total', type: 'counter', unit: '{request}', labels: ['source'], source: 'proxy',
+    help: 'Metered requests by where the output-token count came from: usage (the server said), chunks (counted token-bearing chunks, no usage available), none.' },
+  { name: 'infermeter_metering_failures_total', type: 'counter', unit: '{request}', labels: ['reason'], source: 'proxy',
+    help: 'Requests whose bytes were relayed unchanged but could not be metered (invalid JSON in the stream, compressed body, ...).' },
+  { name: 'infermeter_requests_in_flight', type: 'gauge', unit: '{request}', labels: [], source: 'proxy',
+    help: 'Requests being proxied right now.' },
+  { name: 'infermeter_slo_requests_total', type: 'counter', unit: '{request}', labels: ['gen_ai_request_model', 'slo', 'result'], source: 'slo',
+    help: 'Finished generation requests judged against each SLO threshold that applies (result good or bad).' },
+  { name: 'infermeter_goodput_requests_total', type: 'counter', unit: '{request}', labels: ['gen_ai_request_model'], source: 'slo',
+    help: 'Finished generation requests that met every SLO that applies to them (goodput).' },
+  { name: 'infermeter_slo_judged_requests_total', type: 'counter', unit: '{request}', labels: ['gen_ai_request_model'], source: 'slo',
+    help: 'Finished generation requests judged against SLOs; goodput ratio = goodput / judged.' },
+  { name: 'infermeter_slo_threshold_seconds', type: 'gauge', unit: 's', labels: ['gen_ai_request_model', 'slo'], source: 'slo',
+    help: 'Configured SLO thresholds, for dashboards.' },
+] as const satisfies readonly MetricDef[];
+
+export const COLLECTOR_HEALTH_METRICS = [
+  { name: 'infermeter_collector_up', type: 'gauge', unit: '1', labels: ['collector'], source: 'collector',
+    help: '1 when the collector\'s last run succeeded, else 0.' },
+  { name: 'infermeter_collector_last_success_timestamp_seconds', type: 'gauge', unit: 's', labels: ['collector'], source: 'collector',
+    help: 'Unix time of the collector\'s last successful run.' },
+  { name: 'infermeter_collector_duration_seconds', type: 'gauge', unit: 's', labels: ['collector'], source: 'collector',
+    help: 'Duration of the collector\'s last run.' },
+  { name: 'infermeter_collector_errors_total', type: 'counter', unit: '{error}', labels: ['collector', 'kind'], source: 'collector',
+    help: 'Collector failures by kind.' },
+] as const satisfies readonly MetricDef[];
+
+/** Every metric, request and collector families alike. */
+export function catalog(): readonly MetricDef[] {
+  return [...REQUEST_METRICS, ...COLLECTOR_HEALTH_METRICS, ...GPU_METRICS, ...ENGINE_METRICS, ...HOST_METRICS];
+}
+
+export function metricDef(name: string): MetricDef {
+  const d = catalog().find((m) => m.name === name);
+  if (!d) throw new Error(`metric ${name} is not in the catalog`);
+  return d;
+}

@@ -1,0 +1,82 @@
+/**
+ * Bounds the model label: only models the upstream serves (its /v1/models, refreshed) or a
+ * configured allowlist; anything else becomes `other`. A miss triggers a rate-limited
+ * refresh so a model loaded after startup gets its own label.
+ */
+import { request } from 'undici';
+import type { Logger } from 'pino';
+
+export const OTHER_MODEL = 'other';
+/** Even an upstream listing hundreds of models cannot blow up the label set. */
+export const MAX_MODELS = 100;
+const MISS_REFRESH_MIN_MS = 5_000;
+
+export class ModelLabels {
+  private known = new Set<string>();
+  private lastFetch = 0;
+  private fetching: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly opts: { allowlist: string[]; upstream: string; refreshSeconds: number; log: Logger },
+  ) {
+    if (opts.allowlist.length > 0) this.known = new Set(opts.allowlist.slice(0, MAX_MODELS));
+  }
+
+  get fixed(): boolean {
+    return this.opts.allowlist.length > 0;
+  }
+
+  start(): void {
+    if (this.fixed) return;
+    void this.refresh();
+    this.timer = setInterval(() => void this.refresh(), this.opts.refreshSeconds * 1000);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  label(model: string): string {
+    if (this.known.has(model)) return model;
+    if (!this.fixed && model !== '' && Date.now() - this.lastFetch > MISS_REFRESH_MIN_MS) void this.refresh();
+    return OTHER_MODEL;
+  }
+
+  /** The current label set, for tests and /metrics consumers. */
+  list(): string[] {
+    return [...this.known];
+  }
+
+  refresh(): Promise<void> {
+    if (this.fetching) return this.fetching;
+    this.lastFetch = Date.now();
+    this.fetching = this.fetchModels()
+      .then((ids) => {
+        if (ids.length > 0) this.known = new Set(ids.slice(0, MAX_MODELS));
+      })
+      .catch((err: unknown) => this.opts.log.debug({ err: (err as Error).message }, 'cannot read upstream /v1/models'))
+      .finally(() => {
+        this.fetching = null;
+      });
+    return this.fetching;
+  }
+
+  private async fetchModels(): Promise<string[]> {
+    const res = await request(`${this.opts.upstream}/v1/models`, { headersTimeout: 5000, bodyTimeout: 5000 });
+    if (res.statusCode !== 200) {
+      await res.body.dump();
+      throw new Error(`status ${res.statusCode}`);
+    }
+    const doc = (await res.body.json()) as { data?: { id?: unknown }[]; models?: { name?: unknown; model?: unknown }[] };
+    const ids: string[] = [];
+    for (const m of doc.data ?? []) if (typeof m.id === 'string') ids.push(m.id);
+    // Ollama's native /api/tags shape, and llama-server's extra "models" list.
+    for (const m of doc.models ?? []) {
+      const id = typeof m.model === 'string' ? m.model : m.name;
+      if (typeof id === 'string') ids.push(id);
+    }
+    return [...new Set(ids)];
+  }
+}

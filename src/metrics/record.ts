@@ -1,0 +1,61 @@
+/**
+ * The one compact record the proxy hands to the metrics side per finished request.
+ * Everything the exporters need is here; nothing here is a prompt, a completion or a secret.
+ */
+
+/** Exactly one per request (DESIGN.md). `rejected`: infermeter itself refused the request (413, smuggling). */
+export const OUTCOMES = [
+  'ok',
+  'upstream_error',
+  'stream_error',
+  'client_abort',
+  'upstream_timeout',
+  'upstream_unreachable',
+  'rejected',
+] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+/** Where the output-token count came from. */
+export const TOKEN_SOURCES = ['usage', 'chunks', 'none'] as const;
+export type TokenSource = (typeof TOKEN_SOURCES)[number];
+
+/** Why metering gave up on a request whose bytes were still relayed. */
+export const METERING_FAILURES = ['invalid_json', 'invalid_body', 'encoded_body', 'oversized_event'] as const;
+export type MeteringFailure = (typeof METERING_FAILURES)[number];
+
+export interface RequestRecord {
+  /** Bounded route name from the route table (never a raw path). */
+  route: string;
+  /** gen_ai.operation.name: chat, text_completion, or the route's operation. */
+  operation: string;
+  /** Raw model name from the request body, truncated; the metrics side bounds it into a label. */
+  model: string;
+  outcome: Outcome;
+  /** HTTP status sent to the client (0 when none was sent). */
+  status: number;
+  streamed: boolean;
+  /** Seconds from t0; -1 when not observed. */
+  ttft: number;
+  ttfo: number;
+  e2e: number;
+  inputTokens: number;
+  outputTokens: number;
+  tokenSource: TokenSource;
+  /** Gaps between consecutive token-bearing chunks, seconds. */
+  chunkGaps: Float32Array | null;
+  meteringFailure: MeteringFailure | null;
+  /** Error type for OTLP `error.type`, null when ok. */
+  errorType: string | null;
+}
+
+/** What crosses from the proxy loop to the metrics side, batched. */
+export interface RecordBatch {
+  records: RequestRecord[];
+  inFlight: number;
+}
+
+/** TPOT per DESIGN.md: (E2E − TTFT) / (output_tokens − 1), only for completed streams with ≥ 2 tokens. */
+export function tpotSeconds(r: RequestRecord): number {
+  if (r.outcome !== 'ok' || !r.streamed || r.ttft < 0 || r.e2e < 0 || r.outputTokens < 2) return -1;
+  return (r.e2e - r.ttft) / (r.outputTokens - 1);
+}

@@ -1,0 +1,53 @@
+/**
+ * What one parsed OpenAI streaming event says, as far as metering cares. Pure; tested
+ * table-driven on every captured fixture.
+ */
+
+export interface EventFacts {
+  /** Carries a generated token of any kind: content, reasoning, reasoning_content, tool calls, text. */
+  token: boolean;
+  /** Carries visible output: content, text or tool calls (not reasoning). */
+  visible: boolean;
+  /** usage.prompt_tokens / completion_tokens when present (-1 when absent). */
+  promptTokens: number;
+  completionTokens: number;
+  /** An `{"error": ...}` event. */
+  error: boolean;
+  /** A usage-only chunk (`choices: []` plus usage): what include_usage adds at the end. */
+  usageOnly: boolean;
+}
+
+type Obj = Record<string, unknown>;
+
+function nonEmpty(v: unknown): boolean {
+  if (typeof v === 'string') return v.length > 0;
+  if (Array.isArray(v)) return v.length > 0; // content parts, tool_calls
+  return false;
+}
+
+export function eventFacts(doc: unknown): EventFacts {
+  const facts: EventFacts = { token: false, visible: false, promptTokens: -1, completionTokens: -1, error: false, usageOnly: false };
+  if (doc === null || typeof doc !== 'object') return facts;
+  const o = doc as Obj;
+  if (o['error'] !== undefined && o['error'] !== null) facts.error = true;
+  const choices = o['choices'];
+  if (Array.isArray(choices)) {
+    for (const c of choices as Obj[]) {
+      if (!c || typeof c !== 'object') continue;
+      const d = (c['delta'] ?? c['message']) as Obj | undefined;
+      const visible =
+        nonEmpty(c['text']) ||
+        (d !== undefined && d !== null && (nonEmpty(d['content']) || nonEmpty(d['tool_calls']) || d['function_call'] != null));
+      const reasoning = d !== undefined && d !== null && (nonEmpty(d['reasoning']) || nonEmpty(d['reasoning_content']));
+      if (visible) facts.visible = true;
+      if (visible || reasoning) facts.token = true;
+    }
+  }
+  const usage = o['usage'] as Obj | null | undefined;
+  if (usage && typeof usage === 'object') {
+    if (typeof usage['prompt_tokens'] === 'number') facts.promptTokens = usage['prompt_tokens'];
+    if (typeof usage['completion_tokens'] === 'number') facts.completionTokens = usage['completion_tokens'];
+    if (Array.isArray(choices) && choices.length === 0) facts.usageOnly = true;
+  }
+  return facts;
+}

@@ -1,0 +1,137 @@
+/**
+ * Per-request timing state: O(1) per chunk, nothing kept that outlives the request.
+ * Timestamps are monotonic milliseconds (performance.now()); the record holds seconds.
+ */
+import { eventFacts } from './events.js';
+import { DROP, GIVE_UP, KEEP, type LineVerdict } from './sse.js';
+import type { MeteringFailure, Outcome, RequestRecord, TokenSource } from '../metrics/record.js';
+
+const DONE = Buffer.from('[DONE]');
+/** A non-streamed JSON body larger than this is relayed but not parsed for usage. */
+const MAX_JSON_BODY = 8 * 1024 * 1024;
+
+export class RequestMeter {
+  firstToken = -1;
+  firstOutput = -1;
+  private lastToken = -1;
+  tokenChunks = 0;
+  promptTokens = -1;
+  completionTokens = -1;
+  sawErrorEvent = false;
+  failure: MeteringFailure | null = null;
+  private gaps: Float32Array | null = null;
+  private gapCount = 0;
+  private jsonParts: Buffer[] | null = null;
+  private jsonBytes = 0;
+  /** Set by the caller per chunk, so every event of one read shares the read's arrival time. */
+  now = 0;
+
+  constructor(
+    readonly t0: number,
+    /** Drop the usage-only chunk from what the client sees (we injected include_usage). */
+    readonly stripUsage: boolean,
+  ) {}
+
+  /** SseFramer's data handler. */
+  readonly onData = (buf: Buffer, start: number, end: number): LineVerdict => {
+    if (end - start === DONE.length && buf.compare(DONE, 0, DONE.length, start, end) === 0) return KEEP;
+    let doc: unknown;
+    try {
+      doc = JSON.parse(buf.toString('utf8', start, end));
+    } catch {
+      this.failure = 'invalid_json';
+      return GIVE_UP;
+    }
+    const f = eventFacts(doc);
+    if (f.promptTokens >= 0) this.promptTokens = f.promptTokens;
+    if (f.completionTokens >= 0) this.completionTokens = f.completionTokens;
+    if (f.error) this.sawErrorEvent = true;
+    if (f.token) this.onTokenChunk(f.visible);
+    return f.usageOnly && this.stripUsage ? DROP : KEEP;
+  };
+
+  readonly onOversized = (): void => {
+    this.failure = 'oversized_event';
+  };
+
+  private onTokenChunk(visible: boolean): void {
+    const now = this.now;
+    this.tokenChunks++;
+    if (this.firstToken < 0) this.firstToken = now;
+    else this.pushGap((now - this.lastToken) / 1000);
+    if (visible && this.firstOutput < 0) this.firstOutput = now;
+    this.lastToken = now;
+  }
+
+  private pushGap(gap: number): void {
+    if (!this.gaps) this.gaps = new Float32Array(32);
+    else if (this.gapCount === this.gaps.length) {
+      const grown = new Float32Array(this.gaps.length * 2);
+      grown.set(this.gaps);
+      this.gaps = grown;
+    }
+    this.gaps[this.gapCount++] = gap;
+  }
+
+  /** Non-streamed JSON responses: keep the body (bounded) to read usage at the end. */
+  collectJson(chunk: Buffer): void {
+    if (this.jsonParts === null) {
+      if (this.jsonBytes > 0) return; // gave up already
+      this.jsonParts = [];
+    }
+    this.jsonBytes += chunk.length;
+    if (this.jsonBytes > MAX_JSON_BODY) {
+      this.jsonParts = null;
+      return;
+    }
+    this.jsonParts.push(chunk);
+  }
+
+  finishJson(): void {
+    if (!this.jsonParts) return;
+    let doc: unknown;
+    try {
+      doc = JSON.parse(Buffer.concat(this.jsonParts).toString('utf8'));
+    } catch {
+      this.failure = 'invalid_json';
+      return;
+    } finally {
+      this.jsonParts = null;
+    }
+    const f = eventFacts(doc);
+    if (f.promptTokens >= 0) this.promptTokens = f.promptTokens;
+    if (f.completionTokens >= 0) this.completionTokens = f.completionTokens;
+    if (f.error) this.sawErrorEvent = true;
+  }
+
+  toRecord(base: { route: string; operation: string; model: string; status: number; streamed: boolean; outcome: Outcome; end: number; errorType: string | null }): RequestRecord {
+    const ok = base.outcome === 'ok';
+    let tokenSource: TokenSource = 'none';
+    let outputTokens = 0;
+    if (this.completionTokens >= 0) {
+      tokenSource = 'usage';
+      outputTokens = this.completionTokens;
+    } else if (this.tokenChunks > 0) {
+      tokenSource = 'chunks';
+      outputTokens = this.tokenChunks;
+    }
+    const sec = (t: number) => (t < 0 ? -1 : (t - this.t0) / 1000);
+    return {
+      route: base.route,
+      operation: base.operation,
+      model: base.model,
+      outcome: base.outcome,
+      status: base.status,
+      streamed: base.streamed,
+      ttft: ok && base.streamed ? sec(this.firstToken) : -1,
+      ttfo: ok && base.streamed ? sec(this.firstOutput) : -1,
+      e2e: base.end < 0 ? -1 : (base.end - this.t0) / 1000,
+      inputTokens: Math.max(0, this.promptTokens),
+      outputTokens,
+      tokenSource,
+      chunkGaps: this.gaps ? this.gaps.slice(0, this.gapCount) : null,
+      meteringFailure: this.failure,
+      errorType: base.errorType,
+    };
+  }
+}

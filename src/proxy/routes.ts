@@ -1,0 +1,30 @@
+/**
+ * The route table: which paths are metered in depth, and the bounded `route` label every
+ * forwarded request gets. A path not listed is still forwarded; its label is `other`.
+ */
+
+export interface RouteInfo {
+  route: string;
+  operation: string;
+  metered: boolean;
+}
+
+const TABLE: Record<string, RouteInfo> = {
+  '/v1/chat/completions': { route: 'chat_completions', operation: 'chat', metered: true },
+  '/v1/completions': { route: 'completions', operation: 'text_completion', metered: true },
+  '/v1/embeddings': { route: 'embeddings', operation: 'embeddings', metered: false },
+  '/v1/models': { route: 'models', operation: 'other', metered: false },
+  '/v1/responses': { route: 'responses', operation: 'other', metered: false },
+  '/health': { route: 'health', operation: 'other', metered: false },
+  '/version': { route: 'version', operation: 'other', metered: false },
+  '/metrics': { route: 'engine_metrics', operation: 'other', metered: false },
+};
+
+const OTHER: RouteInfo = { route: 'other', operation: 'other', metered: false };
+
+/** Every value the route label can take (for cardinality tests and README). */
+export const ROUTE_LABELS = [...new Set([...Object.values(TABLE).map((r) => r.route), OTHER.route])];
+
+export function routeFor(path: string): RouteInfo {
+  return TABLE[path] ?? TABLE[path.replace(/\/+$/, '')] ?? OTHER;
+}

@@ -23,6 +23,8 @@ export interface FakeEngine {
   readonly port: number;
   /** Requests answered so far (any mode). */
   readonly hits: number;
+  /** Body bytes written in 'huge' mode so far (to check a client stopped reading). */
+  readonly hugeBytesSent: number;
   setMode(mode: FaultMode): Promise<void>;
   setBody(text: string): void;
   close(): Promise<void>;
@@ -42,6 +44,7 @@ export async function startFakeEngine(options: FakeEngineOptions): Promise<FakeE
   let body = options.body;
   let mode: FaultMode = 'ok';
   let hits = 0;
+  const huge = { sent: 0 };
   const slowMs = options.slowMs ?? 5_000;
   const hugeBytes = options.hugeBytes ?? 50 * 1024 * 1024;
   const sockets = new Set<Socket>();
@@ -72,7 +75,7 @@ export async function startFakeEngine(options: FakeEngineOptions): Promise<FakeE
         res.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found\n');
         return;
       case 'huge':
-        streamHuge(res, hugeBytes);
+        streamHuge(res, hugeBytes, huge);
         return;
       default:
         res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }).end(body);
@@ -107,6 +110,9 @@ export async function startFakeEngine(options: FakeEngineOptions): Promise<FakeE
     get hits() {
       return hits;
     },
+    get hugeBytesSent() {
+      return huge.sent;
+    },
     async setMode(next: FaultMode) {
       if (next === mode) return;
       if (next === 'down') await stop();
@@ -127,7 +133,7 @@ export async function startFakeEngine(options: FakeEngineOptions): Promise<FakeE
 }
 
 /** Valid-looking exposition lines, endlessly, until `bytes` or the client leaves. */
-function streamHuge(res: ServerResponse, bytes: number): void {
+function streamHuge(res: ServerResponse, bytes: number, counter: { sent: number }): void {
   res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
   const line = 'vllm:num_requests_running{engine="0",model_name="m"} 1\n';
   const chunk = Buffer.from(line.repeat(Math.ceil(65536 / line.length)));
@@ -135,6 +141,7 @@ function streamHuge(res: ServerResponse, bytes: number): void {
   const pump = () => {
     while (sent < bytes && !res.destroyed) {
       sent += chunk.length;
+      counter.sent += chunk.length;
       if (!res.write(chunk)) {
         res.once('drain', pump);
         return;

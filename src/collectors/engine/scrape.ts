@@ -2,7 +2,7 @@
  * Fetches an engine's /metrics text: the only I/O of the engine collector. Every way it
  * can fail maps to one bounded CollectorError kind (infermeter_collector_errors_total).
  */
-import { Agent, request } from 'undici';
+import { Agent, request, type Dispatcher } from 'undici';
 import { errorCode } from '../../errors.js';
 import { CollectorError } from '../types.js';
 
@@ -33,17 +33,17 @@ export class ScrapeClient {
   private async fetchOnce(signal: AbortSignal): Promise<string> {
     const res = await request(this.url, { dispatcher: this.agent, signal, headers: { accept: ACCEPT } });
     if (res.statusCode !== 200) {
-      res.body.destroy();
+      discard(res.body);
       throw new CollectorError('http_status', `${this.url} answered HTTP ${res.statusCode}`);
     }
     const type = String(res.headers['content-type'] ?? '');
     if (/html|json/i.test(type)) {
-      res.body.destroy();
+      discard(res.body);
       throw new CollectorError('not_prometheus', `${this.url} answered ${type}, not Prometheus text`);
     }
     const declared = Number(res.headers['content-length']);
     if (declared > this.maxBytes) {
-      res.body.destroy();
+      discard(res.body);
       throw this.tooLarge(declared);
     }
     const chunks: Buffer[] = [];
@@ -51,7 +51,7 @@ export class ScrapeClient {
     for await (const chunk of res.body as AsyncIterable<Buffer>) {
       total += chunk.length;
       if (total > this.maxBytes) {
-        res.body.destroy(); // read no further
+        discard(res.body); // read no further
         throw this.tooLarge(total);
       }
       chunks.push(chunk);
@@ -66,4 +66,10 @@ export class ScrapeClient {
   async close(): Promise<void> {
     await this.agent.close();
   }
+}
+
+/** Drops a body unread. undici's body emits an AbortError when destroyed; nobody needs it. */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => {});
+  body.destroy();
 }

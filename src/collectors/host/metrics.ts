@@ -29,8 +29,9 @@ export const HOST_METRICS = [
     help: 'CPU time (user + system) used by the infermeter process (all threads).' },
   { name: 'infermeter_process_heap_used_bytes', type: 'gauge', unit: 'By', labels: [], source: 'process',
     help: 'V8 heap in use by the metrics thread (registry, collectors, /metrics); the proxy thread\'s is infermeter_proxy_heap_used_bytes.' },
-  { name: 'infermeter_proxy_event_loop_delay_seconds', type: 'gauge', unit: 's', labels: ['quantile'], source: 'process',
-    help: 'Event-loop delay of the proxy thread over the last sampling window; quantile 0.5, 0.99 and 1 (max). Every stream in flight waits this long.' },
+  // Label `stat`, not `quantile`: promtool rejects `quantile` on anything but a summary.
+  { name: 'infermeter_proxy_event_loop_delay_seconds', type: 'gauge', unit: 's', labels: ['stat'], source: 'process',
+    help: 'Event-loop delay of the proxy thread over the last sampling window, stat p50, p99 or max. Every stream in flight waits this long.' },
   { name: 'infermeter_proxy_heap_used_bytes', type: 'gauge', unit: 'By', labels: [], source: 'process',
     help: 'V8 heap in use by the proxy (main) thread.' },
 ] as const satisfies readonly MetricDef[];

@@ -59,9 +59,9 @@ export class ProxyLoopMetrics {
   }
 
   update(s: ProxyLoopSample): void {
-    this.delay.set({ quantile: '0.5' }, s.p50);
-    this.delay.set({ quantile: '0.99' }, s.p99);
-    this.delay.set({ quantile: '1' }, s.max);
+    this.delay.set({ stat: 'p50' }, s.p50);
+    this.delay.set({ stat: 'p99' }, s.p99);
+    this.delay.set({ stat: 'max' }, s.max);
     this.heap.set(s.heapUsedBytes);
   }
 }

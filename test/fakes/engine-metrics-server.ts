@@ -16,7 +16,8 @@ export type FaultMode =
   | 'garbage' // 200 text/plain that is not exposition text
   | 'huge' // 200 text/plain, 50 MB streamed without content-length
   | 'not_found' // 404
-  | 'down'; // listener closed: connections refused
+  | 'down' // listener closed: connections refused
+  | 'drop_every_other'; // every other request: socket closed without an answer
 
 export interface FakeEngine {
   readonly url: string;
@@ -76,6 +77,13 @@ export async function startFakeEngine(options: FakeEngineOptions): Promise<FakeE
         return;
       case 'huge':
         streamHuge(res, hugeBytes, huge);
+        return;
+      case 'drop_every_other':
+        if (hits % 2 === 1) {
+          req.socket.destroy();
+          return;
+        }
+        res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(body);
         return;
       default:
         res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }).end(body);

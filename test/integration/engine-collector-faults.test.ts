@@ -114,3 +114,15 @@ test('a declared Content-Length over the limit fails before reading the body', a
     await fakeBig.close();
   }
 });
+
+test('a socket closed under a scrape is retried once on a fresh connection, not reported as a failure', async () => {
+  const flaky = await startFakeEngine({ body: 'vllm:num_requests_running 3\n' });
+  await flaky.setMode('drop_every_other');
+  const client = new ScrapeClient(flaky.url);
+  try {
+    for (let i = 0; i < 4; i++) assert.equal(await client.fetch(AbortSignal.timeout(5_000)), 'vllm:num_requests_running 3\n');
+  } finally {
+    await client.close();
+    await flaky.close();
+  }
+});

@@ -8,6 +8,8 @@ import { CollectorError } from '../types.js';
 
 export const DEFAULT_MAX_SCRAPE_BYTES = 20 * 1024 * 1024;
 
+const STALE_SOCKET = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+
 /** Ask for the classic text format; prometheus_client would otherwise answer OpenMetrics. */
 const ACCEPT = 'text/plain;version=0.0.4;q=1,*/*;q=0.1';
 
@@ -22,7 +24,12 @@ export class ScrapeClient {
   /** The body as text; throws CollectorError (unreachable, timeout, http_status, not_prometheus, too_large). */
   async fetch(signal: AbortSignal): Promise<string> {
     try {
-      return await this.fetchOnce(signal);
+      return await this.fetchOnce(signal).catch((err: unknown) => {
+        // A kept-alive socket the engine closed under us (llama-server does) is not an
+        // engine failure: try once more on a fresh connection. A scrape is idempotent.
+        if (signal.aborted || !STALE_SOCKET.has(errorCode(err))) throw err;
+        return this.fetchOnce(signal);
+      });
     } catch (err) {
       if (err instanceof CollectorError) throw err;
       if (signal.aborted) throw new CollectorError('timeout', `no answer from ${this.url} in time`, { cause: err });

@@ -175,4 +175,6 @@ async function main(argv: string[]): Promise<void> {
   process.once('SIGTERM', () => void fake.close().then(() => process.exit(0)));
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) void main(process.argv.slice(2));
+// Only with a flag: `node --test dist/test` would otherwise start a server that never exits.
+const asScript = import.meta.url === pathToFileURL(process.argv[1] ?? '').href;
+if (asScript && (process.argv.includes('--port') || process.argv.includes('--fixture'))) void main(process.argv.slice(2));

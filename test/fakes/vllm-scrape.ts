@@ -106,4 +106,6 @@ async function main(argv: string[]): Promise<void> {
   process.stdout.write(`vLLM-format scrape: ${n} lines, ${(text.length / 1024).toFixed(0)} KiB; parse+normalize over ${runs.length} runs: median ${q(0.5)} ms, p90 ${q(0.9)} ms, max ${q(1)} ms\n`);
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) void main(process.argv.slice(2));
+// Only with a flag: `node --test dist/test` would otherwise run this file as a test.
+const asScript = import.meta.url === pathToFileURL(process.argv[1] ?? '').href;
+if (asScript && (process.argv.includes('--lines') || process.argv.includes('--measure'))) void main(process.argv.slice(2));

@@ -2,9 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { ENGINE_ALIASES, ENGINE_METRICS, aliasTable } from '../../src/collectors/engine/aliases.js';
-import { normalizeScrape } from '../../src/collectors/engine/collector.js';
+import { engineEntry, normalizeScrape } from '../../src/collectors/engine/collector.js';
 import type { Snapshot } from '../../src/collectors/engine/normalize.js';
-import { ENGINES, type EngineKind } from '../../src/config.js';
+import { ENGINES, resolveConfig, type EngineKind } from '../../src/config.js';
 import { CollectorError } from '../../src/collectors/types.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/${name}`, import.meta.url), 'utf8');
@@ -241,4 +241,13 @@ test('alias tables name only catalogued families and only the engines config kno
     assert.deepEqual(d.labels, ['engine']);
     if (d.type === 'counter') assert.match(d.name, /_total$/);
   }
+});
+
+test('the engine collector runs only for engines with an alias table, and can be turned off', () => {
+  const entry = engineEntry();
+  const cfg = (engine: string, on = 'true') => resolveConfig({ upstream: 'http://127.0.0.1:9', engine, collectorEngine: on }, {});
+  for (const e of ['vllm', 'sglang', 'tgi', 'llamacpp']) assert.equal(entry.enabled(cfg(e)), true, e);
+  for (const e of ['ollama', 'trtllm', 'openai']) assert.equal(entry.enabled(cfg(e)), false, e);
+  assert.equal(entry.enabled(cfg('vllm', 'false')), false);
+  assert.equal(cfg('vllm').engineMetrics, 'http://127.0.0.1:9/metrics');
 });

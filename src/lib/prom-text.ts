@@ -67,7 +67,8 @@ export function parseSampleLine(line: string): Sample | null {
   if (value === null) return null;
   i = valueEnd;
   while (isBlank(line.charCodeAt(i))) i++;
-  if (i === line.length) return { name, labels, value };
+  // An OpenMetrics exemplar (` # {trace_id="…"} 0.5`) follows the value: not ours to read.
+  if (i === line.length || line.charCodeAt(i) === 35 /* # */) return { name, labels, value };
   const tsEnd = scanToBlank(line, i);
   const ts = line.slice(i, tsEnd);
   if (tsEnd !== line.length || !TIMESTAMP.test(ts)) return null;

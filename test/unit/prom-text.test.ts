@@ -69,6 +69,7 @@ const LINES: [string, ReturnType<typeof parseSampleLine>][] = [
   ['m 7 -5', { name: 'm', labels: {}, value: 7, timestamp: -5 }],
   ['m\t7\t1700000000000', { name: 'm', labels: {}, value: 7, timestamp: 1700000000000 }],
   ['m 7 1.5', null],
+  ['h_bucket{le="1"} 3 # {trace_id="abc"} 0.5 1700000000.1', { name: 'h_bucket', labels: { le: '1' }, value: 3 }],
   ['m 7 1 2', null],
   ['m +Inf', { name: 'm', labels: {}, value: Infinity }],
   ['m -Inf', { name: 'm', labels: {}, value: -Infinity }],

@@ -36,12 +36,18 @@ export class ReportingExporter implements PushMetricExporter {
   failureStreak = 0;
   exportsSucceeded = 0;
   exportsFailed = 0;
+  /** The inner exporter's choices (temporality, aggregation) where it makes them. */
+  readonly selectAggregationTemporality?: PushMetricExporter['selectAggregationTemporality'];
+  readonly selectAggregation?: PushMetricExporter['selectAggregation'];
 
   constructor(
     private readonly inner: PushMetricExporter,
     private readonly log: Logger,
     private readonly endpoint: string,
-  ) {}
+  ) {
+    if (inner.selectAggregationTemporality) this.selectAggregationTemporality = inner.selectAggregationTemporality.bind(inner);
+    if (inner.selectAggregation) this.selectAggregation = inner.selectAggregation.bind(inner);
+  }
 
   export(metrics: ResourceMetrics, done: ResultCallback): void {
     this.inner.export(metrics, (result) => {
@@ -59,11 +65,13 @@ export class ReportingExporter implements PushMetricExporter {
       return;
     }
     this.exportsFailed++;
-    if (this.failureStreak === 0) {
+    this.failureStreak++;
+    if (this.failureStreak === 1) {
       this.log.warn({ endpoint: this.endpoint, err: result.error?.message ?? 'unknown error' },
         'OTLP export failed; retrying with backoff each export period, logged again only on recovery');
+    } else {
+      this.log.debug({ endpoint: this.endpoint, failedExports: this.failureStreak }, 'OTLP export failed again');
     }
-    this.failureStreak++;
   }
 
   forceFlush(): Promise<void> {
@@ -72,13 +80,5 @@ export class ReportingExporter implements PushMetricExporter {
 
   shutdown(): Promise<void> {
     return this.inner.shutdown();
-  }
-
-  selectAggregationTemporality(type: Parameters<NonNullable<PushMetricExporter['selectAggregationTemporality']>>[0]) {
-    return this.inner.selectAggregationTemporality!(type);
-  }
-
-  selectAggregation(type: Parameters<NonNullable<PushMetricExporter['selectAggregation']>>[0]) {
-    return this.inner.selectAggregation!(type);
   }
 }

@@ -109,14 +109,15 @@ export class FakeOtlpReceiver {
   private server: Server | null = null;
   private waiters: (() => void)[] = [];
 
-  async start(): Promise<string> {
+  /** Listens on loopback; `port` 0 picks a free one (a test may reuse a port it knows is free). */
+  async start(port = 0): Promise<string> {
     this.server = createServer((req, res) => {
       void this.handle(req).then(
         (code) => res.writeHead(code, { 'content-type': 'application/x-protobuf' }).end(),
         () => res.writeHead(400).end(),
       );
     });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 

@@ -28,8 +28,8 @@ export function yamlDocuments(p: string): Record<string, unknown>[] {
   }).filter((d) => d !== null);
 }
 
-/** Files the slo branch generates (rules, dashboards); checked when they are present. */
-export const GENERATED_ELSEWHERE = ['deploy/prometheus/rules.yml', 'deploy/kubernetes/prometheusrule.yaml', 'grafana/provisioning', 'grafana/dashboards'];
+/** Files the slo branch writes (SLO example config, rules, dashboards); checked when present. */
+export const GENERATED_ELSEWHERE = ['examples/infermeter.yaml', 'deploy/prometheus/rules.yml', 'deploy/kubernetes/prometheusrule.yaml', 'grafana/provisioning', 'grafana/dashboards'];
 
 export function presentOrGeneratedElsewhere(p: string): boolean {
   return existsSync(repoPath(p)) || GENERATED_ELSEWHERE.includes(p);

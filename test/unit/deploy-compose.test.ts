@@ -85,6 +85,9 @@ for (const [file, c] of Object.entries(STACKS)) {
     const target = hostnames(c).get(upstream.hostname);
     assert.ok(target, `--upstream host ${upstream.hostname} is a service`);
     assert.ok(containerPorts(c.services[target]!).has(Number(upstream.port)), `${target} exposes ${upstream.port}`);
+    const configPath = flagValue(args, '--config');
+    assert.ok(configPath, 'infermeter runs with the SLO config the rules were generated from');
+    assert.ok((im.volumes ?? []).some((v) => v.split(':')[1] === configPath && v.split(':')[0] === '../../examples/infermeter.yaml'), `${configPath} is mounted`);
     for (const [name, svc] of Object.entries(c.services)) {
       const deps = Array.isArray(svc.depends_on) ? svc.depends_on : Object.keys(svc.depends_on ?? {});
       for (const d of deps) assert.ok(c.services[d], `${name} depends on existing service ${d}`);

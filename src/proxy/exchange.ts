@@ -160,7 +160,9 @@ export class Exchange {
     // The GPU must stop generating for nobody: abort the upstream request now.
     this.abort.abort();
     this.upstreamBody?.destroy();
-    if (this.upstreamBody) this.finish('client_abort', -1, null);
+    // A body still being read would otherwise wait forever for bytes that will not come.
+    if (!this.req.complete) this.req.destroy();
+    this.finish('client_abort', -1, null);
   };
 
   private async readBody(): Promise<Buffer | null> {

@@ -1,8 +1,8 @@
 /**
  * Whether and how to push OTLP, from the standard OpenTelemetry environment variables,
- * resolved once at startup. Endpoint, headers, timeout, compression, TLS files and
- * temporality preference are read by the exporter itself from the same standard variables;
- * this only decides on/off, the protocol and the export period.
+ * resolved once at startup: on/off, protocol, endpoint and export period. Headers, timeout,
+ * compression, TLS files and temporality preference are read by the exporter itself from
+ * the same standard variables.
  */
 import { ConfigError } from '../errors.js';
 
@@ -11,7 +11,7 @@ export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
 
 export interface OtlpSettings {
   protocol: OtlpProtocol;
-  /** Where metrics go, for log lines only (the exporter resolves it again the same way). */
+  /** Where metrics go (the URL handed to the exporter). */
   endpoint: string;
   intervalMs: number;
   timeoutMs: number;

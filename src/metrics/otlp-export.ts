@@ -18,17 +18,18 @@ type ExportResult = Parameters<ResultCallback>[0];
 const require = createRequire(import.meta.url);
 
 /** One row per protocol; gRPC (and its @grpc/grpc-js) is loaded only when chosen. */
-const EXPORTERS: Record<OtlpProtocol, () => PushMetricExporter> = {
-  'http/protobuf': () => new ProtoExporter(),
-  'http/json': () => new JsonExporter(),
-  grpc: () => {
+const EXPORTERS: Record<OtlpProtocol, (url: string) => PushMetricExporter> = {
+  'http/protobuf': (url) => new ProtoExporter({ url }),
+  'http/json': (url) => new JsonExporter({ url }),
+  grpc: (url) => {
     const mod = require('@opentelemetry/exporter-metrics-otlp-grpc') as typeof import('@opentelemetry/exporter-metrics-otlp-grpc');
-    return new mod.OTLPMetricExporter();
+    return new mod.OTLPMetricExporter({ url });
   },
 };
 
+/** The URL resolved at startup is passed explicitly, so what is logged is where data goes. */
 export function createExporter(settings: OtlpSettings, log: Logger): ReportingExporter {
-  return new ReportingExporter(EXPORTERS[settings.protocol](), log, settings.endpoint);
+  return new ReportingExporter(EXPORTERS[settings.protocol](settings.endpoint), log, settings.endpoint);
 }
 
 export class ReportingExporter implements PushMetricExporter {

@@ -1,8 +1,8 @@
 /**
  * OTLP push of the request metrics, fed from the same RequestRecords as the Prometheus side
- * (MetricsSide calls both with each batch, in the metrics worker). Built only when the
- * standard OTEL_* variables ask for it (see otlp-env.ts); otherwise there is no recorder
- * at all and no OpenTelemetry code runs.
+ * (MetricsSide calls both with each batch, in the metrics worker). This module is loaded
+ * only when the standard OTEL_* variables ask for OTLP (otlp-start.ts decides); otherwise
+ * no OpenTelemetry code is even loaded.
  *
  * What is exported: the request, token and SLO instruments below. Collector gauges (GPU,
  * engine, host) stay on /metrics: they are sampled on their own clocks into the
@@ -19,7 +19,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { BucketSet } from './catalog.js';
 import { createExporter } from './otlp-export.js';
-import { otlpSettings, type OtlpSettings } from './otlp-env.js';
+import type { OtlpSettings } from './otlp-env.js';
 import { ATTR, OTLP_INSTRUMENTS, instrumentSpec, type InstrumentKey } from './otlp-instruments.js';
 import { tpotSeconds, type RecordBatch, type RequestRecord } from './record.js';
 import { judge } from '../slo/judge.js';
@@ -43,14 +43,8 @@ export interface OtlpOptions {
   resource?: Record<string, string>;
 }
 
-/**
- * The recorder for this process, or null when OTLP is not configured. Throws a ConfigError
- * naming the variable when a setting is unusable.
- */
-export function createOtlpRecorder(config: Config, log: Logger, modelLabel: (m: string) => string): OtlpRecorder | null {
-  // process.env: the exporter reads its endpoint, headers and TLS files from there too.
-  const settings = otlpSettings(process.env);
-  if (!settings) return null;
+/** The recorder for this process, once otlp-start.ts has decided that OTLP is on. */
+export function createOtlpRecorder(config: Config, log: Logger, modelLabel: (m: string) => string, settings: OtlpSettings): OtlpRecorder {
   const recorder = new OtlpRecorder({
     buckets: config.buckets,
     provider: config.engine,
@@ -62,12 +56,7 @@ export function createOtlpRecorder(config: Config, log: Logger, modelLabel: (m: 
     // Distinct per daemon, so totals from many infermeters never merge into one series.
     resource: { 'service.instance.id': `${hostname()}:${config.listen.port}` },
   });
-  log.info(describe(settings), 'OTLP metrics export on');
   return recorder;
-}
-
-function describe(s: OtlpSettings): Record<string, unknown> {
-  return { endpoint: s.endpoint, protocol: s.protocol, intervalMs: s.intervalMs };
 }
 
 type Histograms = Record<'ttft' | 'ttfo' | 'tpot' | 'e2e' | 'chunk' | 'tokenUsage', Histogram>;

@@ -12,7 +12,7 @@ import { CollectorRunner } from '../collectors/runner.js';
 import { COLLECTORS } from '../collectors/index.js';
 import { ModelLabels } from './models.js';
 import { RequestMetrics } from './prometheus.js';
-import { createOtlpRecorder, type OtlpRecorder } from './otlp.js';
+import { startOtlp, type OtlpHook } from './otlp-start.js';
 import type { RecordBatch } from './record.js';
 
 export class MetricsSide {
@@ -20,7 +20,7 @@ export class MetricsSide {
   readonly models: ModelLabels;
   private readonly requests: RequestMetrics;
   /** null unless the OTEL_* environment asks for OTLP (decided once, here). */
-  readonly otlp: OtlpRecorder | null;
+  readonly otlp: OtlpHook | null;
   private readonly collectors: CollectorRunner;
   private server: Server | null = null;
 
@@ -31,7 +31,7 @@ export class MetricsSide {
     this.models = new ModelLabels({ allowlist: config.models, upstream: config.upstream, refreshSeconds: config.modelsRefresh, log });
     this.requests = new RequestMetrics(this.registry, config.buckets, config.engine, config.slos, (m) => this.models.label(m));
     this.collectors = new CollectorRunner(this.registry, config, log);
-    this.otlp = createOtlpRecorder(config, log, (m) => this.models.label(m));
+    this.otlp = startOtlp(config, log, (m) => this.models.label(m));
   }
 
   ingest(batch: RecordBatch): void {

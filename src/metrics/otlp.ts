@@ -45,7 +45,7 @@ export interface OtlpOptions {
 
 /** The recorder for this process, once otlp-start.ts has decided that OTLP is on. */
 export function createOtlpRecorder(config: Config, log: Logger, modelLabel: (m: string) => string, settings: OtlpSettings): OtlpRecorder {
-  const recorder = new OtlpRecorder({
+  return new OtlpRecorder({
     buckets: config.buckets,
     provider: config.engine,
     slos: config.slos,
@@ -56,7 +56,6 @@ export function createOtlpRecorder(config: Config, log: Logger, modelLabel: (m: 
     // Distinct per daemon, so totals from many infermeters never merge into one series.
     resource: { 'service.instance.id': `${hostname()}:${config.listen.port}` },
   });
-  return recorder;
 }
 
 type Histograms = Record<'ttft' | 'ttfo' | 'tpot' | 'e2e' | 'chunk' | 'tokenUsage', Histogram>;

@@ -49,3 +49,20 @@ export function healthcheckArgv(stage: Stage): string[] | null {
   if (!hc) return null;
   return JSON.parse(hc.args.slice(hc.args.indexOf('CMD') + 3).trim()) as string[];
 }
+
+/**
+ * Whether a top-level path of the build context gets past a .dockerignore (the subset of
+ * its syntax this repository uses: `*`, plain paths, `!` exceptions; last match wins).
+ */
+export function dockerignoreFilter(text: string): (path: string) => boolean {
+  const rules = text.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  return (path) => {
+    let ok = true;
+    for (const r of rules) {
+      const neg = r.startsWith('!');
+      const pat = (neg ? r.slice(1) : r).replace(/\/$/, '');
+      if (pat === '*' || path === pat || path.startsWith(pat + '/')) ok = neg;
+    }
+    return ok;
+  };
+}

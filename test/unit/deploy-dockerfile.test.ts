@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { OPTIONS } from '../../src/config.js';
-import { parseDockerfile, type Stage } from '../fakes/dockerfile.js';
+import { dockerignoreFilter, parseDockerfile, type Stage } from '../fakes/dockerfile.js';
 
 const ROOT = new URL('../../../', import.meta.url);
 const read = (p: string) => readFileSync(new URL(p, ROOT), 'utf8');
@@ -73,16 +73,7 @@ test('the entrypoint is the package bin', () => {
 });
 
 test('.dockerignore keeps node_modules and dist out and lets every COPY source in', () => {
-  const rules = read('.dockerignore').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
-  const included = (path: string) => {
-    let ok = true;
-    for (const r of rules) {
-      const neg = r.startsWith('!');
-      const pat = (neg ? r.slice(1) : r).replace(/\/$/, '');
-      if (pat === '*' || path === pat || path.startsWith(pat + '/')) ok = neg;
-    }
-    return ok;
-  };
+  const included = dockerignoreFilter(read('.dockerignore'));
   assert.ok(!included('node_modules'));
   assert.ok(!included('dist'));
   assert.ok(!included('.git'));

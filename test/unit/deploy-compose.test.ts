@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, normalize } from 'node:path';
 import { stringify } from 'yaml';
@@ -214,3 +214,16 @@ async function spawnAsync(cmd: string, args: string[], env: Record<string, strin
     });
   });
 }
+
+test('Grafana provisioning (slo branch) matches the compose mounts: data source and dashboard path', (t) => {
+  const dir = repoPath('grafana/provisioning');
+  if (!existsSync(dir)) return t.skip('grafana/provisioning not here yet (slo branch)');
+  const files = (readdirSync(dir, { recursive: true }) as string[]).filter((f) => /\.ya?ml$/.test(f));
+  const docs = files.map((f) => yamlFile<{ datasources?: { type?: string; url?: string }[]; providers?: { options?: { path?: string } }[] }>(`grafana/provisioning/${f}`));
+  const sources = docs.flatMap((d) => d.datasources ?? []).filter((d) => d.type === 'prometheus');
+  assert.ok(sources.length > 0, 'a Prometheus data source is provisioned');
+  for (const s of sources) assert.equal(new URL(s.url!).host, 'prometheus:9090', 'the data source is the compose Prometheus');
+  const paths = docs.flatMap((d) => d.providers ?? []).map((p) => p.options?.path);
+  assert.ok(paths.length > 0, 'a dashboard provider is provisioned');
+  for (const p of paths) assert.equal(p, '/var/lib/grafana/dashboards', 'where compose mounts grafana/dashboards');
+});

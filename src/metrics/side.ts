@@ -14,10 +14,13 @@ import { ModelLabels } from './models.js';
 import { RequestMetrics } from './prometheus.js';
 import { startOtlp, type OtlpHook } from './otlp-start.js';
 import type { RecordBatch } from './record.js';
+import { ProxyLoopMetrics } from '../collectors/host/proxy-loop.js';
 
 export class MetricsSide {
   readonly registry = new Registry();
   readonly models: ModelLabels;
+  /** The proxy thread's event-loop delay and heap, measured there and sent here. */
+  readonly proxyLoop: ProxyLoopMetrics;
   private readonly requests: RequestMetrics;
   /** null unless the OTEL_* environment asks for OTLP (decided once, here). */
   readonly otlp: OtlpHook | null;
@@ -31,6 +34,7 @@ export class MetricsSide {
     this.models = new ModelLabels({ allowlist: config.models, upstream: config.upstream, refreshSeconds: config.modelsRefresh, log });
     this.requests = new RequestMetrics(this.registry, config.buckets, config.engine, config.slos, (m) => this.models.label(m));
     this.collectors = new CollectorRunner(this.registry, config, log);
+    this.proxyLoop = new ProxyLoopMetrics(this.registry);
     this.otlp = startOtlp(config, log, (m) => this.models.label(m));
   }
 

@@ -198,9 +198,10 @@ export class Exchange {
   private reject(err: InfermeterError): void {
     if (!this.res.headersSent && !this.clientGone) {
       const payload = err.body();
-      this.res.writeHead(err.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
+      // After a 413 the rest of the body is still on the wire: close rather than parse it as a request.
+      const close = err.code === 'BODY_TOO_LARGE' ? { connection: 'close' } : {};
+      this.res.writeHead(err.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...close });
       this.res.end(payload);
-      if (err.code === 'BODY_TOO_LARGE') this.res.once('finish', () => this.req.socket.destroySoon?.());
     } else {
       this.res.destroy();
     }

@@ -1,7 +1,9 @@
 import type { CollectorEntry } from './types.js';
+import { GPU_COLLECTOR } from './gpu/index.js';
 
 /**
  * The collector table: adding a collector is one file, one row here, one fixture, one test.
  */
 export const COLLECTORS: readonly CollectorEntry[] = [
+  GPU_COLLECTOR,
 ];

@@ -109,8 +109,9 @@ export async function writeLines(lines: Generator<Line | 'hang' | 'crash'>, o: W
   for (const line of lines) {
     if (line === 'hang') return new Promise<void>(() => setInterval(() => {}, 1 << 30));
     if (line === 'crash') return o.onCrash();
+    // -c N: N whole rounds, then nothing more (not even the next header)
+    if (o.count !== null && rounds >= o.count && (line.round || !line.sample)) return;
     if (line.round) {
-      if (o.count !== null && rounds >= o.count) return;
       if (rounds > 0) await sleep(o.periodMs);
       rounds++;
     }

@@ -56,7 +56,6 @@ export class GpuCollector implements Collector {
   private factsAskedAt = -Infinity;
   private factsPending = false;
   private started = false;
-  private firstSample: { promise: Promise<void>; resolve: () => void };
 
   constructor(
     private readonly options: GpuCollectorOptions,
@@ -73,8 +72,6 @@ export class GpuCollector implements Collector {
     };
     this.restarts = counter(GPU_DMON_RESTARTS_METRIC);
     this.invalidLines = counter(GPU_DMON_INVALID_LINES_METRIC);
-    let resolve!: () => void;
-    this.firstSample = { promise: new Promise<void>((r) => (resolve = r)), resolve };
     this.child = new DmonChild(
       {
         binary: options.binary,
@@ -99,6 +96,7 @@ export class GpuCollector implements Collector {
   async collect(signal: AbortSignal): Promise<void> {
     if (!this.started) {
       this.started = true;
+      this.askFactsIfMissing();
       this.child.start();
       await this.waitForFirstSample(signal);
     }
@@ -118,25 +116,20 @@ export class GpuCollector implements Collector {
     throw new CollectorError('stale', `no sample from nvidia-smi dmon in the last ${Math.round(this.staleMs)} ms`);
   }
 
-  /** At start only: lets the first run see the first sample instead of failing on an empty table. */
+  /**
+   * At start only: lets the first run see the first sample (and the facts, so that series
+   * are not first published without their uuid) instead of failing on an empty table.
+   */
   private async waitForFirstSample(signal: AbortSignal): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const limit = new Promise<void>((r) => {
-      timer = setTimeout(r, Math.min(5000, this.sampleMs * 1.5));
-      signal.addEventListener('abort', () => r(), { once: true });
-    });
-    const failed = new Promise<void>((r) => {
-      const poll = setInterval(() => this.child.status !== 'running' && r(), 20);
-      void limit.then(() => clearInterval(poll));
-      void this.firstSample.promise.then(() => clearInterval(poll));
-    });
-    await Promise.race([this.firstSample.promise, limit, failed]);
-    clearTimeout(timer);
+    const deadline = performance.now() + Math.min(5000, this.sampleMs * 1.5);
+    const waiting = () => (this.latest.size === 0 && this.child.status === 'running') || this.factsPending;
+    while (waiting() && !signal.aborted && performance.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
   }
 
   private onSample(sample: DmonSample): void {
     this.latest.set(sample.gpu, { sample, at: performance.now() });
-    this.firstSample.resolve();
     if (this.facts && !this.facts.has(sample.gpu)) this.facts = null; // a GPU we have no facts for: ask again
   }
 

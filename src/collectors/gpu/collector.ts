@@ -94,6 +94,15 @@ export class GpuCollector implements Collector {
   }
 
   async collect(signal: AbortSignal): Promise<void> {
+    try {
+      await this.collectOnce(signal);
+    } catch (err) {
+      if (err instanceof CollectorError) throw err;
+      throw new CollectorError('internal', `gpu collector: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+    }
+  }
+
+  private async collectOnce(signal: AbortSignal): Promise<void> {
     if (!this.started) {
       this.started = true;
       this.askFactsIfMissing();

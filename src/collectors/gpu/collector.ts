@@ -53,6 +53,8 @@ export class GpuCollector implements Collector {
   private readonly staleMs: number;
   private readonly factsRetryMs: number;
   private facts: Map<number, GpuFacts> | null = null;
+  /** dmon reported a GPU the facts do not list: ask again (keeping the old facts meanwhile). */
+  private factsOutdated = false;
   private factsAskedAt = -Infinity;
   private factsPending = false;
   private started = false;
@@ -139,7 +141,7 @@ export class GpuCollector implements Collector {
 
   private onSample(sample: DmonSample): void {
     this.latest.set(sample.gpu, { sample, at: performance.now() });
-    if (this.facts && !this.facts.has(sample.gpu)) this.facts = null; // a GPU we have no facts for: ask again
+    if (this.facts && !this.facts.has(sample.gpu)) this.factsOutdated = true;
   }
 
   private onRestart(reason: RestartReason, delayMs: number, exit: ExitReport): void {
@@ -149,7 +151,7 @@ export class GpuCollector implements Collector {
   }
 
   private askFactsIfMissing(): void {
-    if (this.facts || this.factsPending || performance.now() - this.factsAskedAt < this.factsRetryMs) return;
+    if ((this.facts && !this.factsOutdated) || this.factsPending || performance.now() - this.factsAskedAt < this.factsRetryMs) return;
     this.factsPending = true;
     this.factsAskedAt = performance.now();
     const args = [`--query-gpu=${QUERY_FIELDS.join(',')}`, '--format=csv,noheader,nounits'];
@@ -161,6 +163,7 @@ export class GpuCollector implements Collector {
         return;
       }
       this.facts = new Map(parsed.facts.map((f) => [f.index, f]));
+      this.factsOutdated = false;
     });
   }
 

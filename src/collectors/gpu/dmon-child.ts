@@ -6,6 +6,8 @@
 import { spawnLines, type ExitReport, type LineChild } from '../../lib/spawn.js';
 import { DmonParser, type DmonSample } from './dmon.js';
 
+const ABANDON_AFTER_MS = 5000;
+
 export type RestartReason = 'exited' | 'stalled' | 'spawn_failed';
 
 export interface DmonChildOptions {
@@ -98,7 +100,13 @@ export class DmonChild {
     const allowed = this.sampled ? this.options.stallAfterMs : Math.max(this.options.stallAfterMs, this.options.startupGraceMs);
     if (performance.now() - this.lastSampleAt < allowed) return;
     this.killedForStall = true;
-    this.child.kill('SIGKILL');
+    const child = this.child;
+    child.kill('SIGKILL');
+    // A process stuck in the driver (uninterruptible sleep) survives even SIGKILL: give up
+    // on it rather than wait forever, so that a fresh child can be tried.
+    const abandon = setTimeout(() => this.onExit(child, { code: null, signal: null, error: null, stderrTail: 'did not exit after SIGKILL' }), ABANDON_AFTER_MS);
+    abandon.unref();
+    void child.exited.then(() => clearTimeout(abandon));
   }
 
   private onExit(child: LineChild, exit: ExitReport): void {
@@ -137,7 +145,10 @@ export class DmonChild {
     child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
     timer.unref();
-    await child.exited;
+    let giveUp: NodeJS.Timeout | undefined;
+    // Shutdown must not hang on a child that not even SIGKILL ends (stuck in the driver).
+    await Promise.race([child.exited, new Promise<void>((r) => (giveUp = setTimeout(r, graceMs + ABANDON_AFTER_MS)))]);
     clearTimeout(timer);
+    clearTimeout(giveUp);
   }
 }

@@ -124,6 +124,7 @@ export class GpuCollector implements Collector {
     if (this.latest.size > 0) return;
     if (this.child.notFound) throw new CollectorError('not_found', `${this.options.binary}: not found (is the NVIDIA driver installed? see --nvidia-smi)`);
     if (this.child.status !== 'running') throw new CollectorError('down', `nvidia-smi dmon is not running (${describeExit(this.child.lastExit)})`);
+    if (!this.child.sampledSinceStart) throw new CollectorError('starting', 'nvidia-smi dmon has not printed a sample yet');
     throw new CollectorError('stale', `no sample from nvidia-smi dmon in the last ${Math.round(this.staleMs)} ms`);
   }
 

@@ -64,6 +64,11 @@ export class DmonChild {
     return this.state;
   }
 
+  /** True once the current child has printed a sample. */
+  get sampledSinceStart(): boolean {
+    return this.sampled;
+  }
+
   /** True when the last start failed because the binary does not exist. */
   get notFound(): boolean {
     return this.lastExit?.error?.code === 'ENOENT';

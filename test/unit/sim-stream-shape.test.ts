@@ -82,6 +82,13 @@ describe('simulator stream shape', () => {
     assert.ok(doc.choices[0].message.content.length > 0);
   });
 
+  it('prompt tokens: token-id prompts count exactly, text about 4 characters a token', async () => {
+    const ids = await post(`${sim.url}/v1/completions`, { prompt: [1, 2, 3, 4, 5, 6, 7], max_tokens: 1 });
+    assert.equal(JSON.parse(ids.text).usage.prompt_tokens, 7);
+    const text = await post(`${sim.url}/v1/completions`, { prompt: 'x'.repeat(400), max_tokens: 1 });
+    assert.equal(JSON.parse(text.text).usage.prompt_tokens, 100);
+  });
+
   it('rejects what vLLM rejects, in its error shape', async () => {
     const unknown = await post(chatUrl(), chat('Hi', { model: 'nope' }));
     assert.equal(unknown.status, 404);

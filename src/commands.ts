@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { simulateCommand } from './sim/command.js';
+import { demoCommand } from './demo/command.js';
 
 /**
  * Subcommands besides the proxy, one factory per feature (simulate, demo, rules, bench, ...).
@@ -7,4 +8,5 @@ import { simulateCommand } from './sim/command.js';
  */
 export const SUBCOMMANDS: readonly (() => Command)[] = [
   simulateCommand,
+  demoCommand,
 ];

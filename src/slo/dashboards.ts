@@ -138,7 +138,11 @@ function gpu(): DashboardSpec {
       { title: 'Load', panels: [
         { title: 'SM utilisation', unit: 'percentunit', min: 0, max: 1, description: 'Share of time a kernel ran on the GPU.', targets: [per(M.gpuUtil)] },
         { title: 'Memory bandwidth utilisation', unit: 'percentunit', min: 0, max: 1, description: 'Share of time device memory was read or written.', targets: [per(M.gpuMemUtil)] },
-        { title: 'Memory used', unit: 'bytes', min: 0, description: 'Frame-buffer memory in use (the engine preallocates most of it for the KV cache).', targets: [per(M.gpuMemUsed)] },
+        { title: 'Memory used', unit: 'bytes', min: 0, description: 'Frame-buffer memory in use, and the total (the engine preallocates most of it for the KV cache).',
+          targets: [
+            { expr: `${M.gpuMemUsed}{${INSTANCE}}`, legend: 'used {{instance}} GPU {{gpu}}' },
+            { expr: `${M.gpuMemTotal}{${INSTANCE}}`, legend: 'total {{instance}} GPU {{gpu}}' },
+          ] },
         { title: 'PCIe throughput', unit: 'Bps', description: 'Host-to-device (rx) and device-to-host (tx) PCIe traffic.',
           targets: [
             { expr: `${M.gpuPcieRx}{${INSTANCE}}`, legend: 'rx {{instance}} GPU {{gpu}}' },
@@ -153,10 +157,10 @@ function gpu(): DashboardSpec {
             { expr: `${M.gpuSmClock}{${INSTANCE}}`, legend: 'SM {{instance}} GPU {{gpu}}' },
             { expr: `${M.gpuMemClock}{${INSTANCE}}`, legend: 'memory {{instance}} GPU {{gpu}}' },
           ] },
-        { title: 'Power and thermal violations', unit: 'percentunit', min: 0, max: 1, description: 'Share of time the GPU was held back by its power cap or thermal limit.',
+        { title: 'Power and thermal violations', unit: 'percentunit', min: 0, max: 1, description: 'Share of time the GPU was held back by its power cap or its thermal limit (averaged over the rate interval).',
           targets: [
-            { expr: `${M.gpuPowerViolation}{${INSTANCE}}`, legend: 'power {{instance}} GPU {{gpu}}' },
-            { expr: `${M.gpuThermalViolation}{${INSTANCE}}`, legend: 'thermal {{instance}} GPU {{gpu}}' },
+            { expr: `avg_over_time(${M.gpuPowerViolation}{${INSTANCE}}[${RI}])`, legend: 'power {{instance}} GPU {{gpu}}' },
+            { expr: `avg_over_time(${M.gpuThermalViolation}{${INSTANCE}}[${RI}])`, legend: 'thermal {{instance}} GPU {{gpu}}' },
           ] },
       ] },
       { title: 'Collector', panels: [

@@ -28,18 +28,19 @@ export const M = {
   preemptions: 'infermeter_engine_preemptions_total',
   engineTtft: 'infermeter_engine_time_to_first_token_seconds',
   // GPU collector (nvidia-smi, labels gpu and uuid)
-  gpuUtil: 'infermeter_gpu_utilization_ratio',
+  gpuUtil: 'infermeter_gpu_sm_utilization_ratio',
   gpuMemUtil: 'infermeter_gpu_memory_utilization_ratio',
   gpuMemUsed: 'infermeter_gpu_memory_used_bytes',
   gpuMemTotal: 'infermeter_gpu_memory_total_bytes',
-  gpuPower: 'infermeter_gpu_power_usage_watts',
+  gpuPower: 'infermeter_gpu_power_watts',
   gpuTemp: 'infermeter_gpu_temperature_celsius',
   gpuSmClock: 'infermeter_gpu_sm_clock_hertz',
   gpuMemClock: 'infermeter_gpu_memory_clock_hertz',
-  gpuPcieRx: 'infermeter_gpu_pcie_rx_bytes_per_second',
-  gpuPcieTx: 'infermeter_gpu_pcie_tx_bytes_per_second',
+  gpuPcieRx: 'infermeter_gpu_pcie_receive_bytes_per_second',
+  gpuPcieTx: 'infermeter_gpu_pcie_transmit_bytes_per_second',
   gpuPowerViolation: 'infermeter_gpu_power_violation_ratio',
-  gpuThermalViolation: 'infermeter_gpu_thermal_violation_ratio',
+  /** 1 while thermally throttled, else 0 (dmon tviol is a flag, not a percentage). */
+  gpuThermalViolation: 'infermeter_gpu_thermal_violation',
 } as const;
 
 /** The SLO histogram each SLO name is measured by. */

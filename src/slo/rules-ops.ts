@@ -80,26 +80,26 @@ export function opsAlerts(opts: RulesOptions, scale: WindowScale): Rule[] {
     },
     {
       alert: 'InfermeterGPUPowerCapped',
-      expr: `${M.gpuPowerViolation} > ${OPS_LIMITS.gpuViolationRatio}`,
-      for: scale('10m'),
+      expr: `avg_over_time(${M.gpuPowerViolation}[${w10}]) > ${OPS_LIMITS.gpuViolationRatio}`,
+      for: scale('5m'),
       labels: { severity: 'warning' },
       annotations: {
         summary: '{{ $labels.instance }}: GPU {{ $labels.gpu }} power-capped {{ $value | humanizePercentage }} of the time',
         description:
           'nvidia-smi reports GPU {{ $labels.gpu }} ({{ $labels.uuid }}) held back by its power limit for more than ' +
-          `${OPS_LIMITS.gpuViolationRatio * 100}% of the time for ${scale('10m')}; expect lower clocks and slower tokens.`,
+          `${OPS_LIMITS.gpuViolationRatio * 100}% of the last ${w10}, for ${scale('5m')}; expect lower clocks and slower tokens.`,
       },
     },
     {
       alert: 'InfermeterGPUThermalViolation',
-      expr: `${M.gpuThermalViolation} > ${OPS_LIMITS.gpuViolationRatio}`,
-      for: scale('10m'),
+      expr: `avg_over_time(${M.gpuThermalViolation}[${w10}]) > ${OPS_LIMITS.gpuViolationRatio}`,
+      for: scale('5m'),
       labels: { severity: 'warning' },
       annotations: {
         summary: '{{ $labels.instance }}: GPU {{ $labels.gpu }} thermally throttled {{ $value | humanizePercentage }} of the time',
         description:
           'nvidia-smi reports GPU {{ $labels.gpu }} ({{ $labels.uuid }}) slowed by its thermal limit for more than ' +
-          `${OPS_LIMITS.gpuViolationRatio * 100}% of the time for ${scale('10m')}. Check cooling.`,
+          `${OPS_LIMITS.gpuViolationRatio * 100}% of the last ${w10}, for ${scale('5m')}. Check cooling.`,
       },
     },
     {

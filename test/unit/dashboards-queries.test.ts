@@ -65,7 +65,7 @@ test('the overview has the "why is P99 slow" row: TTFT P99, KV cache, waiting re
   assert.match(exprs[0]!, /histogram_quantile\(0\.99, .*time_to_first_token/);
   assert.match(exprs[1]!, /kv_cache_usage_ratio/);
   assert.match(exprs[2]!, /requests_waiting/);
-  assert.match(exprs[3]!, /gpu_utilization_ratio/);
+  assert.match(exprs[3]!, /gpu_sm_utilization_ratio/);
 });
 
 test('every panel query parses as PromQL once template variables are substituted', (t) => {

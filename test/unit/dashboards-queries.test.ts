@@ -3,19 +3,10 @@ import assert from 'node:assert/strict';
 import { parseSloConfig } from '../../src/slo/config.js';
 import { dashboardQueries } from '../../src/slo/dashboards-kit.js';
 import { dashboards } from '../../src/slo/dashboards.js';
-import { checkExpressions, hasPromtool } from './rules-helpers.js';
+import { checkExpressions, hasPromtool, substituteVariables } from './rules-helpers.js';
 
 const slos = parseSloConfig({ objective: 0.99, window: '30d', default: { ttft: 2, tpot: 0.1 } }, 'test');
 const all = dashboards(slos);
-
-/** Grafana's variables, replaced the way Grafana does before a query reaches Prometheus. */
-export function substituteVariables(expr: string, vars: Record<string, string> = {}): string {
-  return expr
-    .replaceAll('$__rate_interval', vars['__rate_interval'] ?? '1m')
-    .replaceAll('$__range', vars['__range'] ?? '1h')
-    .replaceAll('$instance', vars['instance'] ?? '.*')
-    .replaceAll('$model', vars['model'] ?? '.*');
-}
 
 test('overview, GPU and engine dashboards with unique uids and the three template variables', () => {
   assert.deepEqual(all.map((d) => d.json['uid']), ['infermeter-overview', 'infermeter-gpu', 'infermeter-engine']);

@@ -47,3 +47,12 @@ export function checkExpressions(exprs: string[]): { status: number | null; outp
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/** Grafana's variables, replaced the way Grafana does before a query reaches Prometheus. */
+export function substituteVariables(expr: string, vars: Record<string, string> = {}): string {
+  return expr
+    .replaceAll('$__rate_interval', vars['__rate_interval'] ?? '1m')
+    .replaceAll('$__range', vars['__range'] ?? '1h')
+    .replaceAll('$instance', vars['instance'] ?? '.*')
+    .replaceAll('$model', vars['model'] ?? '.*');
+}

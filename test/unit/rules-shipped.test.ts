@@ -30,3 +30,11 @@ test('`infermeter rules` names a bad config and exits 2', () => {
     (err: { status: number; stderr: string }) => err.status === 2 && /--config/.test(err.stderr),
   );
 });
+
+test('examples/infermeter.yaml is a valid infermeter config', async () => {
+  const { resolveConfig } = await import('../../src/config.js');
+  const config = resolveConfig({ config: join(root, 'examples/infermeter.yaml') }, {});
+  assert.equal(config.slos.objective, 0.99);
+  assert.equal(config.slos.models['meta-llama/Llama-3.1-70B-Instruct']?.ttft, 4);
+  assert.ok(config.buckets.ttft.includes(2) && config.buckets.ttft.includes(4), 'thresholds become bucket boundaries');
+});

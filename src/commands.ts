@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { rulesCommand } from './slo/rules-command.js';
+import { simulateCommand } from './sim/command.js';
 
 /**
  * Subcommands besides the proxy, one factory per feature (simulate, demo, rules, bench, ...).
@@ -7,4 +8,5 @@ import { rulesCommand } from './slo/rules-command.js';
  */
 export const SUBCOMMANDS: readonly (() => Command)[] = [
   rulesCommand,
+  simulateCommand,
 ];

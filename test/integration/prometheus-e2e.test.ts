@@ -24,6 +24,7 @@ import { dashboardQueries } from '../../src/slo/dashboards-kit.js';
 import { dashboards } from '../../src/slo/dashboards.js';
 import { generateRules, renderRules } from '../../src/slo/rules.js';
 import { repoRoot } from '../../src/slo/shipped.js';
+import { startSimulator } from '../../src/sim/index.js';
 import { substituteVariables } from '../unit/rules-helpers.js';
 
 const root = repoRoot();
@@ -32,16 +33,9 @@ const MODEL = 'e2e-model';
 const SLOS = { objective: 0.99, window: '30d', default: { ttft: '1s', tpot: '500ms', e2e: '30s' } };
 const P99_ALERT = 'InfermeterTTFTP99High';
 
-// The simulator and the fake nvidia-smi live on their own branches until merged: import the
-// simulator by a computed path so this file compiles either way, and skip (saying why) when
-// a part is missing.
-type StartSimulator = (input: Record<string, unknown>) => Promise<{ url: string; close(): Promise<void> }>;
-const simModule = '../../src/sim/index.js';
-const { startSimulator } = (await import(simModule).catch(() => ({}))) as { startSimulator?: StartSimulator };
-
+// The fake nvidia-smi lives on the gpu branch until merged: skip, saying why, without it.
 const skip =
   spawnSync('prometheus', ['--version']).status !== 0 ? 'prometheus is not installed (Debian: apt-get install prometheus)'
-  : !startSimulator ? 'the simulator (src/sim) is not on this branch yet'
   : !existsSync(FAKE_NVIDIA_SMI) ? 'the fake nvidia-smi (bin/fake-nvidia-smi) is not on this branch yet'
   : false;
 
@@ -55,7 +49,7 @@ test('Prometheus loads the generated rules, every dashboard query returns data, 
   });
 
   // Two batch slots: a handful of concurrent streams is fine, a burst queues.
-  const sim = await startSimulator!({ listen: '127.0.0.1:0', models: [MODEL], maxNumSeqs: 2, outputTokens: [16, 24], seed: 7 });
+  const sim = await startSimulator({ listen: '127.0.0.1:0', models: [MODEL], maxNumSeqs: 2, outputTokens: [16, 24], seed: 7 });
   cleanups.push(() => sim.close());
   process.env['FAKE_NVIDIA_SMI_SIM_URL'] = sim.url;
   cleanups.push(() => void delete process.env['FAKE_NVIDIA_SMI_SIM_URL']);

@@ -71,7 +71,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'idleTimeout', flag: '--idle-timeout <duration>', help: 'longest silence between upstream body bytes', default: '300s', parse: parseDuration },
   { key: 'shutdownTimeout', flag: '--shutdown-timeout <duration>', help: 'on SIGTERM, how long in-flight streams may finish', default: '30s', parse: parseDuration },
   { key: 'bodyLimit', flag: '--body-limit <size>', help: 'largest request body accepted (413 beyond)', default: '32mb', parse: parseSize },
-  { key: 'upstreamConnections', flag: '--upstream-connections <n>', help: 'most upstream connections kept open', default: '1024', parse: parsePositiveInt },
+  { key: 'upstreamConnections', flag: '--upstream-connections <n>', help: 'most upstream connections open at once (each in-flight stream holds one)', default: '4096', parse: parsePositiveInt },
   { key: 'logLevel', flag: '--log-level <level>', help: `log level: ${LOG_LEVELS.join(', ')}`, default: 'info', parse: oneOf(LOG_LEVELS) },
   { key: 'nvidiaSmi', flag: '--nvidia-smi <path>', help: 'nvidia-smi binary', default: 'nvidia-smi', parse: (v) => nonEmpty(v) },
   { key: 'dmonColumns', flag: '--dmon-columns <letters>', help: 'nvidia-smi dmon -s column groups', default: 'pucvmet', parse: (v) => dmonLetters(v) },

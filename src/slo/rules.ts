@@ -22,11 +22,12 @@ export function generateRules(slos: SloConfig, options: Partial<RulesOptions> = 
   const scale = opts.testWindows ? testScale : standardScale;
   // Test windows are seconds long: evaluate every second so they see each scrape.
   const interval = opts.testWindows ? { interval: '1s' } : {};
+  // Alerts share a group with the recording rules they read: rules of a group run in order,
+  // so an alert sees this evaluation's ratios, not the last one's (groups run concurrently).
   const groups: RuleGroup[] = [
-    { name: 'infermeter-latency.rules', ...interval, rules: quantileRules(slos, scale) },
-    { name: 'infermeter-slo-ratios.rules', ...interval, rules: errorRatioRules(scale) },
-    { name: 'infermeter-slo.alerts', ...interval, rules: [...burnRateAlerts(slos, scale), ...p99Alerts(slos, scale)] },
-    { name: 'infermeter-ops.alerts', ...interval, rules: opsAlerts(opts, scale) },
+    { name: 'infermeter-latency', ...interval, rules: [...quantileRules(slos, scale), ...p99Alerts(slos, scale)] },
+    { name: 'infermeter-slo', ...interval, rules: [...errorRatioRules(scale), ...burnRateAlerts(slos, scale)] },
+    { name: 'infermeter-ops', ...interval, rules: opsAlerts(opts, scale) },
   ];
   return groups.filter((g) => g.rules.length > 0);
 }

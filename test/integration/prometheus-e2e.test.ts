@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,11 +33,7 @@ const MODEL = 'e2e-model';
 const SLOS = { objective: 0.99, window: '30d', default: { ttft: '1s', tpot: '500ms', e2e: '30s' } };
 const P99_ALERT = 'InfermeterTTFTP99High';
 
-// The fake nvidia-smi lives on the gpu branch until merged: skip, saying why, without it.
-const skip =
-  spawnSync('prometheus', ['--version']).status !== 0 ? 'prometheus is not installed (Debian: apt-get install prometheus)'
-  : !existsSync(FAKE_NVIDIA_SMI) ? 'the fake nvidia-smi (bin/fake-nvidia-smi) is not on this branch yet'
-  : false;
+const skip = spawnSync('prometheus', ['--version']).status !== 0 ? 'prometheus is not installed (Debian: apt-get install prometheus)' : false;
 
 test('Prometheus loads the generated rules, every dashboard query returns data, the P99 alert tracks load', { skip, timeout: 120_000 }, async (t) => {
   const t0 = Date.now();

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { rulesCommand } from './slo/rules-command.js';
 import { simulateCommand } from './sim/command.js';
 import { demoCommand } from './demo/command.js';
 
@@ -7,6 +8,7 @@ import { demoCommand } from './demo/command.js';
  * Each feature adds one row.
  */
 export const SUBCOMMANDS: readonly (() => Command)[] = [
+  rulesCommand,
   simulateCommand,
   demoCommand,
 ];

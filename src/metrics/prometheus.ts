@@ -71,6 +71,25 @@ export class RequestMetrics {
     }
   }
 
+  private readonly seeded = new Set<string>();
+
+  /**
+   * Creates a model's good/bad series at 0 the first time it is judged: a counter series
+   * born at its first increment hides that increment from rate(), so the first bad request
+   * after a quiet period would never reach an alert.
+   */
+  private seedSloSeries(model: string): void {
+    if (this.seeded.has(model)) return;
+    this.seeded.add(model);
+    const t = thresholdsFor(this.slos, model);
+    for (const slo of SLO_NAMES) {
+      if (t[slo] === undefined) continue;
+      for (const result of ['good', 'bad']) this.slo.inc({ gen_ai_request_model: model, slo, result }, 0);
+    }
+    this.goodput.inc({ gen_ai_request_model: model }, 0);
+    this.judged.inc({ gen_ai_request_model: model }, 0);
+  }
+
   ingest(batch: RecordBatch): void {
     this.inFlight.set(batch.inFlight);
     for (const r of batch.records) this.record(r);
@@ -100,6 +119,7 @@ export class RequestMetrics {
 
     const verdicts = judge(this.slos, model, r);
     if (!verdicts) return;
+    this.seedSloSeries(model);
     let allGood = true;
     for (const v of verdicts) {
       this.slo.inc({ gen_ai_request_model: model, slo: v.slo, result: v.good ? 'good' : 'bad' });

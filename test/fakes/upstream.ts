@@ -137,11 +137,15 @@ async function handle(req: IncomingMessage, res: ServerResponse, events: FakeEve
     res.writeHead(200, { 'content-type': script.raw.contentType ?? 'text/event-stream' });
     res.flushHeaders();
     let from = 0;
+    const start = performance.now();
+    let k = 0;
     for (const at of [...(script.raw.splits ?? []), bytes.length]) {
       if (closedEarly) return;
       if (at > from) res.write(bytes.subarray(from, at));
       from = Math.max(from, at);
-      if (script.raw.delayMs) await sleep(script.raw.delayMs);
+      // Absolute schedule: write k goes out at start + k × delay, so lateness never accumulates.
+      const wait = start + ++k * (script.raw.delayMs ?? 0) - performance.now();
+      if (script.raw.delayMs && wait > 0) await sleep(wait);
     }
     res.end();
     events.push({ kind: 'finished', at: performance.now(), path });

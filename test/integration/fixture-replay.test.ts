@@ -1,7 +1,7 @@
 /**
- * Every captured stream replayed by a fake upstream, one event per write 20 ms apart,
+ * Every captured stream replayed by a fake upstream, one event per write 40 ms apart,
  * through the proxy: the client gets the exact bytes, and the proxy reports the right
- * first-token chunk (TTFT ≈ index × 20 ms), token count and outcome.
+ * first-token chunk (TTFT ≈ index × 40 ms), token count and outcome.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +9,7 @@ import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.js';
 import { fixture, rawPost, startProxy, sumSamples, waitForMetrics } from '../helpers.js';
 import { STREAMS, eventBoundaries } from '../fixture-table.js';
 
-const GAP_MS = 20;
+const GAP_MS = 40;
 let upstream: FakeUpstream;
 
 before(async () => {
@@ -38,10 +38,11 @@ for (const exp of STREAMS) {
       if (outcome === 'ok' && exp.firstToken >= 0) {
         const ttft = sumSamples(samples, 'gen_ai_server_time_to_first_token_seconds_sum');
         const expected = (exp.firstToken * GAP_MS) / 1000;
-        assert.ok(ttft >= expected - 0.002 && ttft < expected + GAP_MS / 1000 / 2 + 0.02, `TTFT ${ttft}s, expected ≈ ${expected}s (event ${exp.firstToken})`);
+        // Less than one gap of slack: a neighbouring event would be off by a whole gap.
+        assert.ok(ttft >= expected - 0.002 && ttft < expected + 0.035, `TTFT ${ttft}s, expected ≈ ${expected}s (event ${exp.firstToken})`);
         const ttfo = sumSamples(samples, 'infermeter_time_to_first_output_seconds_sum');
         const expectedTtfo = (exp.firstVisible * GAP_MS) / 1000;
-        assert.ok(ttfo >= expectedTtfo - 0.002 && ttfo < expectedTtfo + 0.03, `TTFO ${ttfo}s, expected ≈ ${expectedTtfo}s`);
+        assert.ok(ttfo >= expectedTtfo - 0.002 && ttfo < expectedTtfo + 0.035, `TTFO ${ttfo}s, expected ≈ ${expectedTtfo}s`);
       } else {
         assert.equal(sumSamples(samples, 'gen_ai_server_time_to_first_token_seconds_count'), 0, 'no TTFT without a token, or for a failed stream');
       }

@@ -15,8 +15,10 @@ export interface Infermeter {
   stop(): Promise<void>;
 }
 
-export async function startInfermeterProcess(upstream: string, extra: string[] = []): Promise<Infermeter> {
-  const child = spawn(process.execPath, [`${ROOT}dist/src/cli.js`, '--upstream', upstream, '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0', '--no-collector.gpu', '--no-collector.engine', '--no-collector.host', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** Collectors are off unless `collectors` is true (then `extra` configures them). */
+export async function startInfermeterProcess(upstream: string, extra: string[] = [], collectors = false): Promise<Infermeter> {
+  const off = collectors ? [] : ['--no-collector.gpu', '--no-collector.engine', '--no-collector.host'];
+  const child = spawn(process.execPath, [`${ROOT}dist/src/cli.js`, '--upstream', upstream, '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0', ...off, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));

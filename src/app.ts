@@ -3,7 +3,7 @@
  * tests listen on port 0). The proxy port serves proxied traffic only: /metrics and
  * health live on the metrics listener.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Pool } from 'undici';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
@@ -40,7 +40,8 @@ export function buildApp(config: Config, sink: RecordSink, log: Logger): App {
 
   const fastify = Fastify({
     loggerInstance: log as unknown as FastifyBaseLogger,
-    disableRequestLogging: true,
+    // Never log requests: their headers carry Authorization and their bodies carry prompts.
+    logController: new LogController({ disableRequestLogging: true }),
     // Generation can take minutes: no server-side request timeout beyond the upstream's.
     requestTimeout: 0,
     connectionTimeout: 0,

@@ -45,7 +45,10 @@ export async function startInfermeter(config: Config, log: Logger): Promise<Runn
           log.warn('shutdown timeout reached; closing remaining streams');
           app.fastify.server.closeAllConnections();
         }, config.shutdownTimeout * 1000);
+        // Connections that finish their last stream while we drain go idle: close them too.
+        const sweep = setInterval(() => app.fastify.server.closeIdleConnections(), 100);
         await app.close();
+        clearInterval(sweep);
         clearTimeout(deadline);
         await metrics.close();
       })();

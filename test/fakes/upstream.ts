@@ -1,0 +1,187 @@
+/**
+ * A fake OpenAI-compatible upstream: a real HTTP server whose behaviour each request picks
+ * through a `fake` field in its JSON body (forwarded unchanged by the proxy). Runs in-process
+ * or as its own process (`node dist/test/fakes/upstream.js [port]`, prints the port).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { pathToFileURL } from 'node:url';
+
+export interface FakeScript {
+  /** Stream a scripted schedule. */
+  schedule?: { firstMs: number; chunks: number; gapMs: number; usage?: number; promptTokens?: number; role?: boolean; reasoningChunks?: number };
+  /** Replay these bytes (base64), split into writes at these offsets, `delayMs` apart. */
+  raw?: { b64: string; splits?: number[]; delayMs?: number; contentType?: string };
+  /** Answer with this status and body. */
+  status?: { code: number; body: string; contentType?: string };
+  /** After `afterChunks` chunks: 'error' event, 'reset' the socket, or 'hang' forever. */
+  fault?: { afterChunks: number; kind: 'error' | 'reset' | 'hang' };
+  /** Wait this long before sending headers. */
+  headersDelayMs?: number;
+  /** Non-streaming JSON answer with usage. */
+  json?: { content: string; promptTokens: number; completionTokens: number; delayMs?: number };
+}
+
+export interface FakeEvent {
+  kind: 'request' | 'closed-early' | 'finished';
+  at: number;
+  path: string;
+  headers?: Record<string, unknown>;
+  body?: string;
+}
+
+export interface FakeUpstream {
+  port: number;
+  url: string;
+  events: FakeEvent[];
+  close(): Promise<void>;
+}
+
+const MODELS = ['fake-model', 'fake-model-2'];
+
+function chunk(id: string, delta: Record<string, unknown>, finish: string | null = null, extra: Record<string, unknown> = {}): string {
+  return `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1, model: 'fake-model', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...extra })}\n\n`;
+}
+
+export function scheduledStream(s: NonNullable<FakeScript['schedule']>, includeUsage: boolean): { at: number; data: string }[] {
+  const id = 'chatcmpl-fake';
+  const out: { at: number; data: string }[] = [];
+  if (s.role !== false) out.push({ at: 0, data: chunk(id, { role: 'assistant', content: '' }) });
+  let t = s.firstMs;
+  for (let i = 0; i < (s.reasoningChunks ?? 0); i++) {
+    out.push({ at: t, data: chunk(id, { reasoning_content: `think${i} ` }) });
+    t += s.gapMs;
+  }
+  for (let i = 0; i < s.chunks; i++) {
+    out.push({ at: t, data: chunk(id, { content: `tok${i} ` }, i === s.chunks - 1 ? 'stop' : null) });
+    if (i < s.chunks - 1) t += s.gapMs;
+  }
+  if (includeUsage) {
+    const completion = s.usage ?? s.chunks + (s.reasoningChunks ?? 0);
+    const prompt = s.promptTokens ?? 7;
+    out.push({ at: t, data: `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1, model: 'fake-model', choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } })}\n\n` });
+  }
+  out.push({ at: t, data: 'data: [DONE]\n\n' });
+  return out;
+}
+
+export async function startFakeUpstream(port = 0, host = '127.0.0.1'): Promise<FakeUpstream> {
+  const events: FakeEvent[] = [];
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((req, res) => void handle(req, res, events));
+  server.keepAliveTimeout = 30_000;
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(port, host, resolve));
+  const bound = (server.address() as AddressInfo).port;
+  return {
+    port: bound,
+    url: `http://${host}:${bound}`,
+    events,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const c of req) parts.push(c as Buffer);
+  return Buffer.concat(parts).toString('utf8');
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function handle(req: IncomingMessage, res: ServerResponse, events: FakeEvent[]): Promise<void> {
+  const path = req.url ?? '/';
+  const body = await readBody(req);
+  events.push({ kind: 'request', at: performance.now(), path, headers: { ...req.headers }, body });
+  let closedEarly = false;
+  res.on('close', () => {
+    if (!res.writableFinished) {
+      closedEarly = true;
+      events.push({ kind: 'closed-early', at: performance.now(), path });
+    }
+  });
+  if (path.startsWith('/v1/models')) {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: MODELS.map((id) => ({ id, object: 'model' })) }));
+    return;
+  }
+  let doc: { stream?: boolean; stream_options?: { include_usage?: boolean }; fake?: FakeScript } = {};
+  try {
+    doc = JSON.parse(body) as typeof doc;
+  } catch {
+    /* not JSON: echo below */
+  }
+  const script = doc.fake ?? {};
+  if (script.headersDelayMs) await sleep(script.headersDelayMs);
+  if (closedEarly) return;
+  if (script.status) {
+    res.writeHead(script.status.code, { 'content-type': script.status.contentType ?? 'application/json' }).end(script.status.body);
+    return;
+  }
+  if (script.json) {
+    if (script.json.delayMs) await sleep(script.json.delayMs);
+    const { content, promptTokens, completionTokens } = script.json;
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({ id: 'chatcmpl-fake', object: 'chat.completion', created: 1, model: 'fake-model', choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }], usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens } }),
+    );
+    return;
+  }
+  if (script.raw) {
+    const bytes = Buffer.from(script.raw.b64, 'base64');
+    res.writeHead(200, { 'content-type': script.raw.contentType ?? 'text/event-stream' });
+    res.flushHeaders();
+    let from = 0;
+    for (const at of [...(script.raw.splits ?? []), bytes.length]) {
+      if (closedEarly) return;
+      if (at > from) res.write(bytes.subarray(from, at));
+      from = Math.max(from, at);
+      if (script.raw.delayMs) await sleep(script.raw.delayMs);
+    }
+    res.end();
+    events.push({ kind: 'finished', at: performance.now(), path });
+    return;
+  }
+  if (script.schedule || doc.stream) {
+    const s = script.schedule ?? { firstMs: 5, chunks: 5, gapMs: 2 };
+    const plan = scheduledStream(s, doc.stream_options?.include_usage === true);
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    res.flushHeaders();
+    const start = performance.now();
+    let sent = 0;
+    for (const step of plan) {
+      const wait = start + step.at - performance.now();
+      if (wait > 0) await sleep(wait);
+      if (closedEarly) return;
+      const f = script.fault;
+      if (f && sent === f.afterChunks) {
+        if (f.kind === 'error') {
+          res.end('data: {"error":{"message":"injected failure","type":"server_error","code":500}}\n\n');
+          return;
+        }
+        if (f.kind === 'reset') {
+          res.socket?.resetAndDestroy();
+          return;
+        }
+        return; // hang: never write again
+      }
+      res.write(step.data);
+      sent++;
+    }
+    res.end();
+    events.push({ kind: 'finished', at: performance.now(), path });
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ echo: path, method: req.method, body }));
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const fake = await startFakeUpstream(Number(process.argv[2] ?? 0));
+  process.stdout.write(`${fake.port}\n`);
+  process.on('SIGTERM', () => void fake.close().then(() => process.exit(0)));
+}

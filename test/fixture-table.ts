@@ -1,0 +1,40 @@
+/**
+ * What each captured stream must meter to, written down by hand from the fixture files
+ * (index = position among `data:` events, 0-based; -1 = none).
+ */
+export interface StreamExpectation {
+  file: string;
+  firstToken: number;
+  firstVisible: number;
+  tokenChunks: number;
+  /** Output tokens infermeter must report: usage when the stream has it, else token chunks. */
+  outputTokens: number;
+  source: 'usage' | 'chunks' | 'none';
+  errorEvent: boolean;
+}
+
+export const STREAMS: readonly StreamExpectation[] = [
+  { file: 'llama-server-chat-stream-midstream-error.sse', firstToken: 1, firstVisible: 1, tokenChunks: 84, outputTokens: 84, source: 'chunks', errorEvent: true },
+  { file: 'llama-server-chat-stream-no-usage-option.sse', firstToken: 1, firstVisible: 1, tokenChunks: 3, outputTokens: 3, source: 'chunks', errorEvent: false },
+  { file: 'llama-server-chat-stream.sse', firstToken: 1, firstVisible: 1, tokenChunks: 16, outputTokens: 16, source: 'usage', errorEvent: false },
+  { file: 'llama-server-completions-stream.sse', firstToken: 0, firstVisible: 0, tokenChunks: 4, outputTokens: 4, source: 'usage', errorEvent: false },
+  { file: 'llamacpp-chat-stream-final-usage-timings.sse', firstToken: -1, firstVisible: -1, tokenChunks: 0, outputTokens: 31, source: 'usage', errorEvent: false },
+  { file: 'ollama-chat-stream-excerpt.sse', firstToken: 0, firstVisible: 0, tokenChunks: 3, outputTokens: 3, source: 'chunks', errorEvent: false },
+  { file: 'ollama-chat-stream-include-usage-abridged.sse', firstToken: 0, firstVisible: 0, tokenChunks: 1, outputTokens: 40, source: 'usage', errorEvent: false },
+  { file: 'tgi-2.0.1-chat-stream-chunk-excerpt.sse', firstToken: 0, firstVisible: 0, tokenChunks: 1, outputTokens: 1, source: 'chunks', errorEvent: false },
+  { file: 'vllm-chat-stream-continuous-usage-v0.6.sse', firstToken: 1, firstVisible: 1, tokenChunks: 25, outputTokens: 26, source: 'usage', errorEvent: false },
+  { file: 'vllm-chat-stream-reasoning-content-abridged.sse', firstToken: 1, firstVisible: 13, tokenChunks: 21, outputTokens: 21, source: 'chunks', errorEvent: false },
+  { file: 'vllm-chat-stream-v0.5-excerpt.sse', firstToken: 1, firstVisible: 1, tokenChunks: 5, outputTokens: 5, source: 'chunks', errorEvent: false },
+  { file: 'vllm-completions-stream-abridged.sse', firstToken: 0, firstVisible: 0, tokenChunks: 4, outputTokens: 4, source: 'chunks', errorEvent: false },
+  { file: 'vllm-completions-stream-continuous-usage-excerpt.sse', firstToken: 0, firstVisible: 0, tokenChunks: 1, outputTokens: 1, source: 'usage', errorEvent: false },
+];
+
+/** Byte offsets just after each `data:` event's line end, for replaying one event per write. */
+export function eventBoundaries(bytes: Buffer): number[] {
+  const out: number[] = [];
+  const text = bytes.toString('latin1');
+  const re = /\n(?=data:)/g;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text))) out.push(m.index + 1);
+  return out;
+}

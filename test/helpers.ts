@@ -1,0 +1,83 @@
+/** Shared test plumbing: fixtures, a running infermeter, scraping its /metrics. */
+import { readFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { request } from 'undici';
+import { resolveConfig, type Config } from '../src/config.js';
+import { startInfermeter, type Running } from '../src/main.js';
+import { parsePrometheusText, sumSamples, type Sample } from '../src/lib/prom-text.js';
+
+/** Repo root, from dist/test/helpers.js. */
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const FIXTURES = `${ROOT}test/fixtures/`;
+
+export function fixture(name: string): Buffer {
+  return readFileSync(FIXTURES + name);
+}
+
+export function testConfig(overrides: Record<string, string | boolean> = {}, env: NodeJS.ProcessEnv = {}): Config {
+  return resolveConfig(
+    { listen: '127.0.0.1:0', metricsListen: '127.0.0.1:0', logLevel: 'silent', collectorGpu: 'false', collectorEngine: 'false', collectorHost: 'false', ...overrides },
+    env,
+  );
+}
+
+export interface TestProxy extends Running {
+  url: string;
+  metricsUrl: string;
+  config: Config;
+}
+
+export async function startProxy(overrides: Record<string, string | boolean> = {}): Promise<TestProxy> {
+  const config = testConfig(overrides);
+  const running = await startInfermeter(config, pino({ level: 'silent' }));
+  return { ...running, config, url: `http://127.0.0.1:${running.proxyPort}`, metricsUrl: `http://127.0.0.1:${running.metricsPort}/metrics` };
+}
+
+export async function scrape(metricsUrl: string): Promise<{ text: string; samples: Sample[] }> {
+  const res = await request(metricsUrl);
+  const text = await res.body.text();
+  return { text, samples: parsePrometheusText(text).samples };
+}
+
+/** Polls /metrics until `pred` holds (records reach the worker in batches). */
+export async function waitForMetrics(metricsUrl: string, pred: (samples: Sample[]) => boolean, timeoutMs = 5000): Promise<Sample[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { samples } = await scrape(metricsUrl);
+    if (pred(samples)) return samples;
+    if (Date.now() > deadline) throw new Error('metrics condition not met in time');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+export { sumSamples };
+
+/** Starts a child process and resolves with the first line it prints (e.g. a port). */
+export function spawnWithFirstLine(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; line: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let buf = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      buf += d.toString();
+      const i = buf.indexOf('\n');
+      if (i >= 0) resolve({ child, line: buf.slice(0, i) });
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`${cmd} exited with ${code} before printing`)));
+  });
+}
+
+/** The bucket count at `le` of a histogram with `labels`. */
+export function bucket(samples: Sample[], name: string, le: string, labels: Record<string, string> = {}): number {
+  return sumSamples(samples, `${name}_bucket`, { ...labels, le });
+}
+
+/** Reads a whole streamed response body as a Buffer. */
+export async function rawPost(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
+  const res = await request(url, { method: 'POST', body: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
+  const chunks: Buffer[] = [];
+  for await (const c of res.body) chunks.push(c as Buffer);
+  return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) };
+}

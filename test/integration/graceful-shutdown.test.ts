@@ -1,0 +1,58 @@
+/** SIGTERM: stop accepting, let in-flight streams finish (up to --shutdown-timeout), exit 0. */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { request } from 'undici';
+import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.js';
+import { ROOT } from '../helpers.js';
+
+let upstream: FakeUpstream;
+before(async () => {
+  upstream = await startFakeUpstream();
+});
+after(() => upstream.close());
+
+async function startCli(extra: string[]): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, [`${ROOT}dist/src/cli.js`, '--upstream', upstream.url, '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0', '--no-collector.gpu', '--no-collector.engine', '--no-collector.host', ...extra], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  for await (const c of child.stdout!) {
+    out += (c as Buffer).toString();
+    const m = /"proxy":"127\.0\.0\.1:(\d+)"/.exec(out);
+    if (m) return { child, port: Number(m[1]) };
+  }
+  throw new Error(`infermeter did not start: ${out}`);
+}
+
+async function streamText(port: number, chunks: number, gapMs: number): Promise<string> {
+  const res = await request(`http://127.0.0.1:${port}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'fake-model', stream: true, fake: { schedule: { firstMs: 10, chunks, gapMs } } }),
+  });
+  return await res.body.text();
+}
+
+test('an in-flight stream completes after SIGTERM, then the process exits 0', async () => {
+  const { child, port } = await startCli(['--shutdown-timeout', '10s']);
+  const pending = streamText(port, 40, 20); // ~800 ms
+  await new Promise((r) => setTimeout(r, 200));
+  child.kill('SIGTERM');
+  const text = await pending;
+  assert.match(text, /tok39/);
+  assert.match(text, /\[DONE\]/);
+  const [code] = (await once(child, 'exit')) as [number];
+  assert.equal(code, 0);
+});
+
+test('a stream longer than --shutdown-timeout is cut at the deadline', async () => {
+  const { child, port } = await startCli(['--shutdown-timeout', '300ms']);
+  const pending = streamText(port, 500, 10); // ~5 s
+  await new Promise((r) => setTimeout(r, 100));
+  const t = performance.now();
+  child.kill('SIGTERM');
+  await assert.rejects(pending);
+  const [code] = (await once(child, 'exit')) as [number];
+  assert.equal(code, 0);
+  assert.ok(performance.now() - t < 3000, 'exited near the deadline');
+});

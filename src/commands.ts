@@ -1,8 +1,10 @@
 import type { Command } from 'commander';
+import { simulateCommand } from './sim/command.js';
 
 /**
  * Subcommands besides the proxy, one factory per feature (simulate, demo, rules, bench, ...).
  * Each feature adds one row.
  */
 export const SUBCOMMANDS: readonly (() => Command)[] = [
+  simulateCommand,
 ];

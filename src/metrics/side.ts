@@ -13,10 +13,13 @@ import { COLLECTORS } from '../collectors/index.js';
 import { ModelLabels } from './models.js';
 import { RequestMetrics } from './prometheus.js';
 import type { RecordBatch } from './record.js';
+import { ProxyLoopMetrics } from '../collectors/host/proxy-loop.js';
 
 export class MetricsSide {
   readonly registry = new Registry();
   readonly models: ModelLabels;
+  /** The proxy thread's event-loop delay and heap, measured there and sent here. */
+  readonly proxyLoop: ProxyLoopMetrics;
   private readonly requests: RequestMetrics;
   private readonly collectors: CollectorRunner;
   private server: Server | null = null;
@@ -28,6 +31,7 @@ export class MetricsSide {
     this.models = new ModelLabels({ allowlist: config.models, upstream: config.upstream, refreshSeconds: config.modelsRefresh, log });
     this.requests = new RequestMetrics(this.registry, config.buckets, config.engine, config.slos, (m) => this.models.label(m));
     this.collectors = new CollectorRunner(this.registry, config, log);
+    this.proxyLoop = new ProxyLoopMetrics(this.registry);
   }
 
   ingest(batch: RecordBatch): void {

@@ -6,6 +6,9 @@ import { Worker } from 'node:worker_threads';
 import type { Config } from '../config.js';
 import type { RecordBatch, RequestRecord } from './record.js';
 import type { FromWorker, ToWorker } from './worker.js';
+import { monitorProxyLoop, type ProxyLoopMonitor } from '../collectors/host/proxy-loop.js';
+
+const LOOP_SAMPLE_MS = 5000;
 
 const FLUSH_MS = 20;
 
@@ -20,6 +23,8 @@ export class MetricsWorker implements RecordSink {
   private inFlight = 0;
   private timer: NodeJS.Timeout | null = null;
   readonly ready: Promise<number>;
+  private readonly loop: ProxyLoopMonitor;
+  private readonly loopTimer: NodeJS.Timeout;
 
   constructor(config: Config) {
     this.worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: config });
@@ -33,6 +38,10 @@ export class MetricsWorker implements RecordSink {
       this.worker.once('error', reject);
       this.worker.once('exit', (code) => reject(new Error(`metrics worker exited with code ${code}`)));
     });
+    // The proxy loop's own delay can only be measured here, on the proxy thread.
+    this.loop = monitorProxyLoop();
+    this.loopTimer = setInterval(() => this.post({ type: 'loop', sample: this.loop.sample() }), LOOP_SAMPLE_MS);
+    this.loopTimer.unref();
   }
 
   started(): void {
@@ -65,6 +74,8 @@ export class MetricsWorker implements RecordSink {
 
   /** Flushes what is pending, stops collectors and the listener, and ends the thread. */
   async close(): Promise<void> {
+    clearInterval(this.loopTimer);
+    this.loop.stop();
     this.flush();
     await new Promise<void>((resolve) => {
       const t = setTimeout(() => void this.worker.terminate().then(() => resolve()), 5000);

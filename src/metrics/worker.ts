@@ -4,8 +4,9 @@ import type { Config } from '../config.js';
 import { createLogger } from '../lib/log.js';
 import { MetricsSide } from './side.js';
 import type { RecordBatch } from './record.js';
+import type { ProxyLoopSample } from '../collectors/host/proxy-loop.js';
 
-export type ToWorker = { type: 'batch'; batch: RecordBatch } | { type: 'close' };
+export type ToWorker = { type: 'batch'; batch: RecordBatch } | { type: 'loop'; sample: ProxyLoopSample } | { type: 'close' };
 export type FromWorker = { type: 'ready'; port: number } | { type: 'closed' } | { type: 'fatal'; message: string };
 
 const config = workerData as Config;
@@ -15,6 +16,7 @@ const port = parentPort!;
 
 port.on('message', (msg: ToWorker) => {
   if (msg.type === 'batch') side.ingest(msg.batch);
+  else if (msg.type === 'loop') side.proxyLoop.update(msg.sample);
   else if (msg.type === 'close') {
     void side.close().then(() => {
       port.postMessage({ type: 'closed' } satisfies FromWorker);

@@ -160,7 +160,9 @@ export class Exchange {
     // The GPU must stop generating for nobody: abort the upstream request now.
     this.abort.abort();
     this.upstreamBody?.destroy();
-    if (this.upstreamBody) this.finish('client_abort', -1, null);
+    // A body still being read would otherwise wait forever for bytes that will not come.
+    if (!this.req.complete) this.req.destroy();
+    this.finish('client_abort', -1, null);
   };
 
   private async readBody(): Promise<Buffer | null> {
@@ -196,9 +198,10 @@ export class Exchange {
   private reject(err: InfermeterError): void {
     if (!this.res.headersSent && !this.clientGone) {
       const payload = err.body();
-      this.res.writeHead(err.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
+      // After a 413 the rest of the body is still on the wire: close rather than parse it as a request.
+      const close = err.code === 'BODY_TOO_LARGE' ? { connection: 'close' } : {};
+      this.res.writeHead(err.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...close });
       this.res.end(payload);
-      if (err.code === 'BODY_TOO_LARGE') this.res.once('finish', () => this.req.socket.destroySoon?.());
     } else {
       this.res.destroy();
     }

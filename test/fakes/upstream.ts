@@ -69,7 +69,7 @@ export async function startFakeUpstream(port = 0, host = '127.0.0.1'): Promise<F
   const events: FakeEvent[] = [];
   const sockets = new Set<Socket>();
   const server: Server = createServer((req, res) => void handle(req, res, events));
-  server.keepAliveTimeout = 30_000;
+  server.keepAliveTimeout = 1_000; // idle sockets close quickly, so leaked ones stand out
   server.on('connection', (s) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));

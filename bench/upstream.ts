@@ -1,0 +1,55 @@
+/**
+ * A lean streaming upstream for benchmarks (its own process): every chunk carries the
+ * sender's clock (`ts`, epoch ms with µs precision) so a client on the same machine can
+ * measure one-way chunk latency. Body: {"model", "bench": {firstMs, chunks, gapMs}}.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+const MODELS = Array.from({ length: Number(process.env['BENCH_MODELS'] ?? 64) }, (_, i) => `bench-model-${i}`);
+const now = () => performance.timeOrigin + performance.now();
+
+const server = createServer((req, res) => {
+  if (req.url?.startsWith('/v1/models')) {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: MODELS.map((id) => ({ id, object: 'model' })) }));
+    return;
+  }
+  const parts: Buffer[] = [];
+  req.on('data', (c: Buffer) => parts.push(c));
+  req.on('end', () => {
+    let spec = { firstMs: 20, chunks: 20, gapMs: 10 };
+    let model = 'bench-model-0';
+    let usage = false;
+    try {
+      const doc = JSON.parse(Buffer.concat(parts).toString()) as { model?: string; bench?: typeof spec; stream_options?: { include_usage?: boolean } };
+      spec = { ...spec, ...doc.bench };
+      model = doc.model ?? model;
+      usage = doc.stream_options?.include_usage === true;
+    } catch {
+      /* defaults */
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    res.write(`data: {"id":"b","object":"chat.completion.chunk","model":"${model}","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}\n\n`);
+    let sent = 0;
+    let closed = false;
+    res.on('close', () => (closed = true));
+    const send = () => {
+      if (closed) return;
+      if (sent < spec.chunks) {
+        res.write(`data: {"id":"b","object":"chat.completion.chunk","model":"${model}","ts":${now()},"choices":[{"index":0,"delta":{"content":" tok"},"finish_reason":null}]}\n\n`);
+        sent++;
+        if (spec.gapMs > 0) setTimeout(send, spec.gapMs);
+        else setImmediate(send);
+        return;
+      }
+      if (usage) res.write(`data: {"id":"b","object":"chat.completion.chunk","model":"${model}","choices":[],"usage":{"prompt_tokens":8,"completion_tokens":${spec.chunks},"total_tokens":${spec.chunks + 8}}}\n\n`);
+      res.end('data: [DONE]\n\n');
+    };
+    setTimeout(send, spec.firstMs);
+  });
+});
+server.keepAliveTimeout = 60_000;
+server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => {
+  process.stdout.write(`${(server.address() as AddressInfo).port}\n`);
+});
+process.on('SIGTERM', () => process.exit(0));

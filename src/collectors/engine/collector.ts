@@ -1,0 +1,79 @@
+/**
+ * The engine collector: scrapes the inference server's own /metrics and re-exports it
+ * under stable `infermeter_engine_*` names (aliases.ts), labelled with the engine kind.
+ * When a scrape fails every engine series is removed, so a dead engine never shows its
+ * last good values as current; the runner reports the failure (up=0, errors by kind).
+ */
+import { parsePrometheusText } from '../../lib/prom-text.js';
+import type { Config } from '../../config.js';
+import { CollectorError, type Collector, type CollectorContext, type CollectorEntry } from '../types.js';
+import { ENGINE_METRICS, aliasTable, type AliasTable, type EngineMetricName } from './aliases.js';
+import { SnapshotFamily } from './families.js';
+import { normalize, type Snapshot } from './normalize.js';
+import { ScrapeClient } from './scrape.js';
+
+export interface EngineCollectorOptions {
+  maxBytes?: number;
+}
+
+/** Parses and maps one scrape body; throws not_prometheus when it is not exposition text. */
+export function normalizeScrape(text: string, table: AliasTable, engine: string): Snapshot {
+  if (text.trimStart().startsWith('<')) throw new CollectorError('not_prometheus', 'the engine answered HTML/XML, not Prometheus text');
+  const scrape = parsePrometheusText(text);
+  if (scrape.samples.length === 0 || scrape.invalidLines > scrape.samples.length) {
+    throw new CollectorError('not_prometheus', `not Prometheus text (${scrape.samples.length} samples, ${scrape.invalidLines} invalid lines)`);
+  }
+  return normalize(scrape, table, engine);
+}
+
+export class EngineCollector implements Collector {
+  readonly name = 'engine';
+  private readonly families = new Map<EngineMetricName, SnapshotFamily>();
+  private readonly client: ScrapeClient;
+  private readonly table: AliasTable;
+  private warnedEmpty = false;
+
+  constructor(
+    private readonly ctx: CollectorContext,
+    options: EngineCollectorOptions = {},
+  ) {
+    this.table = aliasTable(ctx.config.engine) ?? {};
+    this.client = new ScrapeClient(ctx.config.engineMetrics, options.maxBytes);
+    for (const def of ENGINE_METRICS) this.families.set(def.name, new SnapshotFamily(def, ctx.registry));
+  }
+
+  async collect(signal: AbortSignal): Promise<void> {
+    let snapshot: Snapshot;
+    try {
+      snapshot = normalizeScrape(await this.client.fetch(signal), this.table, this.ctx.config.engine);
+    } catch (err) {
+      this.clear(); // last good values are not current any more
+      throw err;
+    }
+    for (const [name, family] of this.families) family.set(snapshot.get(name) ?? []);
+    if (snapshot.size === 0 && !this.warnedEmpty) {
+      this.warnedEmpty = true;
+      this.ctx.log.warn({ url: this.ctx.config.engineMetrics, engine: this.ctx.config.engine }, 'engine /metrics has none of the known metric names for this engine; check --engine');
+    }
+  }
+
+  private clear(): void {
+    for (const family of this.families.values()) family.clear();
+  }
+
+  async close(): Promise<void> {
+    this.clear();
+    await this.client.close();
+  }
+}
+
+/** The collector-table row; options exist for tests (a smaller body limit). */
+export function engineEntry(options: EngineCollectorOptions = {}): CollectorEntry {
+  return {
+    name: 'engine',
+    interval: (config: Config) => config.engineInterval,
+    // Engines without an alias table (ollama, trtllm, openai) serve no Prometheus metrics we map.
+    enabled: (config: Config) => config.collectorEngine && aliasTable(config.engine) !== undefined,
+    create: (ctx: CollectorContext) => new EngineCollector(ctx, options),
+  };
+}

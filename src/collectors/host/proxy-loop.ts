@@ -1,0 +1,67 @@
+/**
+ * The proxy thread's event-loop delay. Collectors run in the metrics worker, whose loop
+ * says nothing about the proxy's, so the delay is measured on the main thread with
+ * monitorProxyLoop() and handed to the worker, which sets the gauges through
+ * ProxyLoopMetrics. Wiring (lead): on the main thread
+ *   const loop = monitorProxyLoop();  setInterval(() => post({ type: 'loop', sample: loop.sample() }), 5000).unref();
+ * and in the worker, `proxyLoop.update(msg.sample)` with `proxyLoop = new ProxyLoopMetrics(registry)`.
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
+import type { Gauge, Registry } from 'prom-client';
+import { gauge } from '../../metrics/prometheus.js';
+import { hostDef } from './metrics.js';
+
+/** Plain data (crosses threads by structured clone). Delays in seconds. */
+export interface ProxyLoopSample {
+  p50: number;
+  p99: number;
+  max: number;
+  heapUsedBytes: number;
+}
+
+export interface ProxyLoopMonitor {
+  /** Delay since the previous sample (the window restarts on each call). */
+  sample(): ProxyLoopSample;
+  stop(): void;
+}
+
+/** Starts measuring the calling thread's event-loop delay (call it on the proxy thread). */
+export function monitorProxyLoop(resolutionMs = 10): ProxyLoopMonitor {
+  const h = monitorEventLoopDelay({ resolution: resolutionMs });
+  h.enable();
+  return {
+    sample() {
+      const empty = h.count === 0;
+      const s: ProxyLoopSample = {
+        p50: empty ? 0 : h.percentile(50) / 1e9,
+        p99: empty ? 0 : h.percentile(99) / 1e9,
+        max: empty ? 0 : h.max / 1e9,
+        heapUsedBytes: getHeapStatistics().used_heap_size,
+      };
+      h.reset();
+      return s;
+    },
+    stop() {
+      h.disable();
+    },
+  };
+}
+
+/** The worker-side gauges, set from samples passed in. */
+export class ProxyLoopMetrics {
+  private readonly delay: Gauge;
+  private readonly heap: Gauge;
+
+  constructor(registry: Registry) {
+    this.delay = gauge(registry, hostDef('infermeter_proxy_event_loop_delay_seconds'));
+    this.heap = gauge(registry, hostDef('infermeter_proxy_heap_used_bytes'));
+  }
+
+  update(s: ProxyLoopSample): void {
+    this.delay.set({ stat: 'p50' }, s.p50);
+    this.delay.set({ stat: 'p99' }, s.p99);
+    this.delay.set({ stat: 'max' }, s.max);
+    this.heap.set(s.heapUsedBytes);
+  }
+}

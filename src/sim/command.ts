@@ -1,0 +1,27 @@
+/** `infermeter simulate`: serves the simulator until SIGINT/SIGTERM. */
+import { Command, Option } from 'commander';
+import { startSimulator } from './index.js';
+import { SIM_OPTIONS, type SimOptions } from './options.js';
+
+export function simulateCommand(): Command {
+  const cmd = new Command('simulate').description(
+    'run a simulated vLLM server: OpenAI API, vLLM /metrics, latency that grows with load like continuous batching',
+  );
+  for (const spec of SIM_OPTIONS) {
+    const opt = new Option(spec.flag, `${spec.help} (default ${spec.default})`);
+    opt.attributeName = () => spec.key;
+    cmd.addOption(opt);
+  }
+  cmd.action(async (values: Partial<Record<keyof SimOptions, string>>) => {
+    const sim = await startSimulator(values);
+    const o = sim.options;
+    process.stderr.write(
+      `infermeter simulate: serving ${o.models.join(', ')} at ${sim.url} ` +
+        `(speed ${o.speed}, max-num-seqs ${o.maxNumSeqs}, kv ${o.kvCacheTokens} tokens, metrics ${o.metricsFormat})\n`,
+    );
+    const stop = () => void sim.close().then(() => process.exit(0));
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  return cmd;
+}

@@ -1,0 +1,164 @@
+/**
+ * The simulator's HTTP side: a plain node:http server with vLLM's routes. Generation
+ * requests become engine sequences whose tokens stream back as they are scheduled.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  chatCompletionBody, chatStreamFormat, completionBody, completionStreamFormat, errorBody, type StreamIdentity,
+} from './chunks.js';
+import type { Engine, Sequence } from './engine.js';
+import type { SimOptions } from './options.js';
+import { BodyReply, StreamReply, type Fault } from './reply.js';
+import { parseGeneration, planScript, RequestError, type Route } from './request.js';
+import { blockHashes, hexId, prng } from './text.js';
+import type { Registry } from 'prom-client';
+
+const BODY_LIMIT = 32 * 1024 * 1024;
+const JSON_TYPE = { 'content-type': 'application/json' };
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+
+export interface ServerCounts {
+  requests: number;
+  injectedErrors: number;
+  injectedMidstreamErrors: number;
+  injectedDrops: number;
+}
+
+export function createHandler(opts: SimOptions, engine: Engine, registry: Registry, counts: ServerCounts): Handler {
+  const idRand = prng(opts.seed ^ 0x5eed1d);
+  const faultRand = prng(opts.seed ^ 0xfa017);
+  const created = Math.floor(Date.now() / 1000);
+  const modelsBody = JSON.stringify({
+    object: 'list',
+    data: opts.models.map((id) => ({
+      id, object: 'model', created, owned_by: 'vllm', root: id, parent: null, max_model_len: opts.maxModelLen,
+      permission: [{
+        id: `modelperm-${hexId(idRand)}`, object: 'model_permission', created, allow_create_engine: false, allow_sampling: true,
+        allow_logprobs: true, allow_search_indices: false, allow_view: true, allow_fine_tuning: false, organization: '*', group: null, is_blocking: false,
+      }],
+    })),
+  });
+  const versionBody = JSON.stringify({ version: opts.version });
+
+  const pickFault = (outputTokens: number): Fault => {
+    if (outputTokens < 2) return null;
+    const at = () => 1 + Math.floor(faultRand() * (outputTokens - 1));
+    if (opts.midstreamErrorRate > 0 && faultRand() < opts.midstreamErrorRate) return { at: at(), kind: 'error' };
+    if (opts.dropRate > 0 && faultRand() < opts.dropRate) return { at: at(), kind: 'drop' };
+    return null;
+  };
+
+  const generate = (route: Route) => async (req: IncomingMessage, res: ServerResponse) => {
+    let body: unknown;
+    try {
+      body = JSON.parse(await readBody(req));
+    } catch (err) {
+      const status = err instanceof RequestError ? err.status : 400;
+      return sendError(res, status, status === 413 ? 'RequestEntityTooLarge' : 'BadRequestError', status === 413 ? 'Request body too large.' : 'The request body is not valid JSON.');
+    }
+    let gen;
+    try {
+      gen = parseGeneration(route, body, opts);
+    } catch (err) {
+      if (!(err instanceof RequestError)) throw err;
+      return sendError(res, err.status, err.type, err.message);
+    }
+    counts.requests++;
+    if (opts.errorRate > 0 && faultRand() < opts.errorRate) {
+      counts.injectedErrors++;
+      return sendError(res, 500, 'InternalServerError', 'Simulated engine failure (--error-rate).');
+    }
+    const script = planScript(gen, opts);
+    const who: StreamIdentity = {
+      id: `${route === 'chat' ? 'chatcmpl' : 'cmpl'}-${hexId(idRand)}`,
+      created: Math.floor(Date.now() / 1000),
+      model: gen.model,
+      reasoningField: opts.reasoning ?? 'reasoning_content',
+      tool: gen.toolName !== null ? { id: `chatcmpl-tool-${hexId(idRand)}`, name: gen.toolName } : null,
+    };
+    const spec = {
+      promptTokens: gen.promptTokens,
+      hashes: blockHashes(gen.promptText, opts.blockSize),
+      outputTokens: script.outputTokens,
+      finishReason: script.finish === 'length' ? ('length' as const) : ('stop' as const),
+    };
+    let seq: Sequence | null = null;
+    let ended = false;
+    res.on('close', () => {
+      if (!ended && seq) engine.abort(seq);
+      ended = true;
+    });
+    if (gen.stream) {
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+      res.flushHeaders();
+      const fault = pickFault(script.outputTokens);
+      if (fault?.kind === 'error') counts.injectedMidstreamErrors++;
+      if (fault?.kind === 'drop') counts.injectedDrops++;
+      const format = route === 'chat' ? chatStreamFormat(who) : completionStreamFormat(who);
+      const usage = { final: gen.includeUsage, continuous: gen.continuousUsage };
+      const reply = new StreamReply(res, format, script, gen.promptTokens, usage, fault, () => {
+        ended = true;
+        if (seq) engine.abort(seq);
+      });
+      seq = engine.add({ ...spec, sink: { tokens: (n, last) => { if (last) ended = true; reply.tokens(n, last); } } });
+    } else {
+      const reply = new BodyReply(script, (out, finish, completion) => {
+        ended = true;
+        const usage = { prompt: gen.promptTokens, completion };
+        res.writeHead(200, JSON_TYPE).end(route === 'chat' ? chatCompletionBody(who, out, finish, usage) : completionBody(who, out, finish, usage));
+      });
+      seq = engine.add({ ...spec, sink: reply });
+    }
+  };
+
+  const routes: Record<string, Handler> = {
+    'GET /health': (_req, res) => void res.writeHead(200).end(),
+    'GET /version': (_req, res) => void res.writeHead(200, JSON_TYPE).end(versionBody),
+    'GET /v1/models': (_req, res) => void res.writeHead(200, JSON_TYPE).end(modelsBody),
+    'GET /metrics': async (_req, res) => {
+      const text = await registry.metrics();
+      res.writeHead(200, { 'content-type': registry.contentType }).end(text);
+    },
+    'POST /v1/chat/completions': generate('chat'),
+    'POST /v1/completions': generate('completion'),
+  };
+  const paths = new Set(Object.keys(routes).map((k) => k.split(' ')[1]));
+
+  return (req, res) => {
+    const q = req.url!.indexOf('?');
+    const path = q === -1 ? req.url! : req.url!.slice(0, q);
+    const handler = routes[`${req.method} ${path}`];
+    if (!handler) {
+      req.resume();
+      const allowed = paths.has(path);
+      res.writeHead(allowed ? 405 : 404, JSON_TYPE).end(JSON.stringify({ detail: allowed ? 'Method Not Allowed' : 'Not Found' }));
+      return;
+    }
+    Promise.resolve(handler(req, res)).catch((err: Error) => {
+      if (!res.headersSent) sendError(res, 500, 'InternalServerError', err.message);
+      else res.destroy(err);
+    });
+  };
+}
+
+function sendError(res: ServerResponse, status: number, type: string, message: string): void {
+  res.writeHead(status, JSON_TYPE).end(errorBody(status, type, message));
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let size = 0;
+    req.on('data', (b: Buffer) => {
+      size += b.length;
+      if (size > BODY_LIMIT) {
+        req.removeAllListeners('data');
+        req.resume();
+        reject(new RequestError(413, 'RequestEntityTooLarge', 'Request body too large.'));
+      } else parts.push(b);
+    });
+    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
+    req.on('error', reject);
+  });
+}

@@ -1,0 +1,32 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { OPTIONS, envName, resolveConfig } from '../../src/config.js';
+import { ConfigError } from '../../src/errors.js';
+import { DEFAULT_BUCKETS } from '../../src/metrics/catalog.js';
+
+test('flag > environment > default', () => {
+  const cfg = resolveConfig({ upstream: 'http://a:1/' , listen: '127.0.0.1:81' }, { INFERMETER_LISTEN: '0.0.0.0:82', INFERMETER_ENGINE: 'sglang' });
+  assert.equal(cfg.upstream, 'http://a:1');
+  assert.deepEqual(cfg.listen, { host: '127.0.0.1', port: 81 });
+  assert.equal(cfg.engine, 'sglang');
+  assert.equal(cfg.engineMetrics, 'http://a:1/metrics');
+  assert.equal(cfg.idleTimeout, 300);
+  assert.equal(cfg.bodyLimit, 32_000_000);
+  assert.equal(cfg.collectorGpu, true);
+});
+
+test('every flag has an environment variable', () => {
+  for (const o of OPTIONS) assert.match(envName(o), /^INFERMETER_[A-Z_]+$/);
+  assert.equal(envName(OPTIONS.find((o) => o.key === 'collectorGpu')!), 'INFERMETER_COLLECTOR_GPU');
+});
+
+test('errors name the flag', () => {
+  assert.throws(() => resolveConfig({ upstream: 'ftp://x' }, {}), (e: unknown) => e instanceof ConfigError && e.flag === '--upstream');
+  assert.throws(() => resolveConfig({ upstream: 'http://x', gpuInterval: '500ms' }, {}), /--gpu-interval: nvidia-smi dmon samples in whole seconds/);
+});
+
+test('buckets: defaults, with SLO thresholds inserted as boundaries', () => {
+  const cfg = resolveConfig({ upstream: 'http://x' }, {});
+  assert.deepEqual(cfg.buckets.ttft, DEFAULT_BUCKETS.ttft);
+  assert.ok(cfg.buckets.ttft.at(-1)! >= 2560, 'TTFT buckets extend far past the OTel 10 s');
+});

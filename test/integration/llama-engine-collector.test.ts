@@ -1,10 +1,10 @@
 /**
  * Real engine: the engine collector scrapes llama-server's own /metrics (`llamacpp:` names,
  * `--metrics`), and infermeter exports them as the normalized infermeter_engine_* series
- * with engine="llamacpp"; they move when load is applied and settle when it stops.
+ * with engine="llamacpp"; the gauges move when load is applied and settle when it stops, and
+ * the token counters equal the server's own.
  *
- * Needs the engine collector (branch `engine`); until its alias table lists the normalized
- * names used here, this file skips with that reason.
+ * Should the catalog ever lose the normalized names used here, this file skips saying so.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,9 +14,11 @@ import { startLlamaServer, startMeter, sum, waitFor, withLlama, type LlamaServer
 
 const RUNNING = 'infermeter_engine_requests_running';
 const WAITING = 'infermeter_engine_requests_waiting';
+const GENERATED = 'infermeter_engine_generation_tokens_total';
+const PROMPT = 'infermeter_engine_prompt_tokens_total';
 const ENGINE = { engine: 'llamacpp' };
 
-const missing = [RUNNING, WAITING].filter((n) => !catalog().some((m) => m.name === n));
+const missing = [RUNNING, WAITING, GENERATED, PROMPT].filter((n) => !catalog().some((m) => m.name === n));
 
 withLlama('the engine collector turns llama-server\'s llamacpp: metrics into infermeter_engine_* and they follow load', (engine) => {
   if (missing.length > 0) {
@@ -63,5 +65,25 @@ withLlama('the engine collector turns llama-server\'s llamacpp: metrics into inf
       const s = await meter.scrape();
       return sum(s, RUNNING, ENGINE) === 0 && sum(s, WAITING, ENGINE) === 0 ? true : undefined;
     }, 10_000, 50);
+  });
+
+  test('token counters equal the server\'s own and grow by what a request generated', async () => {
+    const serverCount = async (name: string) => sum(parsePrometheusText(await (await fetch(`${llama.url}/metrics`)).text()).samples, name);
+    const caughtUp = (generated: number) => waitFor(`${GENERATED} = ${generated}`, async () => {
+      const s = await meter.scrape();
+      return sum(s, GENERATED, ENGINE) === generated ? s : undefined;
+    }, 10_000, 50);
+    const before = await serverCount('llamacpp:tokens_predicted_total');
+    const s0 = await caughtUp(before);
+    const res = await fetch(`${meter.url}/v1/completions`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'tiny-llama', prompt: 'Count the tokens.', max_tokens: 32 }),
+    });
+    const usage = ((await res.json()) as { usage: { prompt_tokens: number; completion_tokens: number } }).usage;
+    assert.equal(usage.completion_tokens, 32);
+    assert.equal(await serverCount('llamacpp:tokens_predicted_total'), before + 32);
+    const s1 = await caughtUp(before + 32);
+    // llama.cpp counts processed and cache-reused prompt tokens apart; the normalized count adds them.
+    assert.equal(sum(s1, PROMPT, ENGINE) - sum(s0, PROMPT, ENGINE), usage.prompt_tokens);
   });
 });

@@ -2,26 +2,32 @@
  * Real engine: infermeter's per-request numbers agree with the two other witnesses of the
  * same stream — the client's stopwatch and llama-server's own `timings`.
  *
- * Tolerances, and why (loopback, one request at a time):
- * - tokens: exact. infermeter takes output tokens from the stream's usage, which is the
- *   server's own count.
- * - TTFT: infermeter's clock starts when the request reaches the proxy and stops when the
- *   first token chunk reaches it; the client's starts earlier and stops later. So
- *   0 <= client - infermeter, and the difference is two loopback hops plus the client's own
- *   request building and SSE parsing: TTFT_HOPS_MS.
- *   Against the server: infermeter's TTFT contains the server's prefill (`prompt_ms`), plus
- *   HTTP parsing, chat templating, tokenization and slot launch, which the server does not
- *   time; that adds at most SERVER_OVERHEAD_MS on this tiny model.
+ * What is checked, and why (loopback, one request at a time, 7 requests):
+ * - Tokens, every request: exact. infermeter takes output tokens from the stream's usage,
+ *   which is the server's own count.
+ * - Order, every request (causality, never noisy): the client's TTFT contains infermeter's
+ *   (its clock starts earlier and stops later), and infermeter's contains the server's
+ *   prefill `prompt_ms` (the server's interval starts after the request reached it and ends
+ *   when the first token exists, before it was sent).
+ * - Closeness, on the median over the requests (one request stalled by the scheduler on this
+ *   shared 2-core machine must not decide the verdict; load average up to 10 was seen):
+ *   client - infermeter TTFT <= TTFT_HOPS_MS: two loopback hops plus the openai client's own
+ *   request building and SSE parsing, on an event loop it shares with infermeter here
+ *   (measured: median 4-7 ms, single requests up to 17 ms under load);
+ *   infermeter TTFT - prompt_ms <= SERVER_OVERHEAD_MS: HTTP parsing, chat templating,
+ *   tokenization and slot launch, which the server does not time (measured: median 4-6 ms,
+ *   single requests up to 54 ms under load).
  * - TPOT: the server's `predicted_per_token_ms` is t_gen / (n - 1), the same definition as
- *   infermeter's (E2E - TTFT) / (n - 1); the two differ only by how much longer the last
- *   token and [DONE] took to reach the proxy than the first token did, spread over n - 1
- *   steps. Client and infermeter see the same chunks one hop apart.
- *   TPOT_ABS_MS + TPOT_REL covers scheduler noise on a shared 2-core machine.
+ *   infermeter's (E2E - TTFT) / (n - 1); they differ by how much longer the last token and
+ *   [DONE] took to reach the proxy than the first token did, spread over n - 1 = 47 steps.
+ *   The client sees the same chunks one hop after infermeter, so every request must agree
+ *   with the client within TPOT_ABS_MS + TPOT_REL; the median must agree with the server
+ *   within the same (measured: within 0.004-0.11 ms at 1.1-2.8 ms per token).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { startLlamaServer, startMeter, sum, withLlama, type LlamaServer, type Meter } from './llama-harness.js';
+import { quantile, startLlamaServer, startMeter, sum, withLlama, type LlamaServer, type Meter } from './llama-harness.js';
 
 const TTFT_HOPS_MS = 15;
 const SERVER_OVERHEAD_MS = 30;
@@ -74,8 +80,12 @@ withLlama('infermeter\'s tokens, TTFT and TPOT agree with the client and with ll
   }
 
   test('output and input tokens equal the server\'s usage; TTFT and TPOT within the stated tolerances', async () => {
-    const prompts = ['Tell me about the sea.', 'What is a token?', 'Count to ten, slowly, in French, please.', 'Why?', 'Describe a prefill.'];
+    const prompts = ['Tell me about the sea.', 'What is a token?', 'Count to ten, slowly, in French, please.', 'Why?', 'Describe a prefill.',
+      'A longer prompt, so that the prefill has a little more to do than usual, before decoding.', 'Last one.'];
     const rows: string[] = [];
+    const hops: number[] = [];
+    const overheads: number[] = [];
+    const serverTpotDiffs: number[] = [];
     for (const prompt of prompts) {
       const before = await meter.settled(sent);
       const c = await one(prompt);
@@ -96,13 +106,17 @@ withLlama('infermeter\'s tokens, TTFT and TPOT agree with the client and with ll
         + `tpot client ${c.tpot.toFixed(3)} infermeter ${tpot.toFixed(3)} server ${serverTpot.toFixed(3)}`);
 
       assert.ok(c.ttft >= ttft, `client TTFT ${c.ttft} >= infermeter TTFT ${ttft}`);
-      assert.ok(c.ttft - ttft <= TTFT_HOPS_MS, `client TTFT ${c.ttft} - infermeter ${ttft} <= ${TTFT_HOPS_MS} ms`);
       assert.ok(ttft >= c.timings.prompt_ms, `infermeter TTFT ${ttft} contains the server's prefill ${c.timings.prompt_ms}`);
-      assert.ok(ttft - c.timings.prompt_ms <= SERVER_OVERHEAD_MS, `infermeter TTFT ${ttft} - prompt_ms ${c.timings.prompt_ms} <= ${SERVER_OVERHEAD_MS} ms`);
       const tol = TPOT_ABS_MS + TPOT_REL * serverTpot;
-      assert.ok(Math.abs(tpot - serverTpot) <= tol, `infermeter TPOT ${tpot} vs server ${serverTpot}: within ${tol.toFixed(3)} ms`);
       assert.ok(Math.abs(tpot - c.tpot) <= tol, `infermeter TPOT ${tpot} vs client ${c.tpot}: within ${tol.toFixed(3)} ms`);
+      hops.push(c.ttft - ttft);
+      overheads.push(ttft - c.timings.prompt_ms);
+      serverTpotDiffs.push(Math.abs(tpot - serverTpot) - tol);
     }
     console.log(rows.map((r) => `# ${r}`).join('\n'));
+    const median = (xs: number[]) => quantile(xs, 0.5);
+    assert.ok(median(hops) <= TTFT_HOPS_MS, `median client - infermeter TTFT ${median(hops).toFixed(2)} ms <= ${TTFT_HOPS_MS} ms (${hops.map((h) => h.toFixed(1)).join(', ')})`);
+    assert.ok(median(overheads) <= SERVER_OVERHEAD_MS, `median infermeter TTFT - prompt_ms ${median(overheads).toFixed(2)} ms <= ${SERVER_OVERHEAD_MS} ms (${overheads.map((h) => h.toFixed(1)).join(', ')})`);
+    assert.ok(median(serverTpotDiffs) <= 0, 'median TPOT within tolerance of the server\'s predicted_per_token_ms');
   });
 });

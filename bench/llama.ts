@@ -1,23 +1,29 @@
 /**
  * Real-engine benchmark: TTFT and inter-chunk latency of streaming chat against a real
- * llama-server, direct and through infermeter, side by side (median, p99, ratio, added ms).
+ * llama-server, direct, through nginx (proxy_buffering off: a plain proxy that measures
+ * nothing, when nginx is installed) and through infermeter, side by side (median, p99, ratio,
+ * added ms). infermeter − nginx is what metering costs beyond being a proxy at all.
  *
  * CPU split (2 cores here): llama-server on core 1 (taskset, 1 thread), infermeter as its own
- * process on core 0, and this client also on core 0. Requests alternate direct / proxied, one
- * at a time, with the same prompt for each pair, so drift and prompt caching hit both sides
- * alike. Needs `npm run engine:llama` first (or INFERMETER_LLAMA_SERVER/_MODEL).
+ * process on core 0, nginx (1 worker) and this client also on core 0. Requests rotate over the
+ * targets one at a time, with the same prompt for each round and the order rotating, so drift
+ * and prompt caching hit every side alike. Needs `npm run engine:llama` first (or
+ * INFERMETER_LLAMA_SERVER/_MODEL).
  *
  *   npm run bench:llama -- [--requests 200] [--max-tokens 64] [--server-cpu 1] [--proxy-cpu 0] [--client-cpu 0]
+ *     [--infermeter-flags=--no-collector.engine]   (flags for the infermeter process, space-separated)
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
+import { startNginx } from './lib.js';
 import { freePort, locateLlama, quantile, readSse, sleep, startLlamaServer } from '../test/integration/llama-harness.js';
 
 const { values: opts } = parseArgs({
   options: {
     requests: { type: 'string', default: '200' }, 'max-tokens': { type: 'string', default: '64' }, warmup: { type: 'string', default: '10' },
+    'infermeter-flags': { type: 'string', default: '' },
     'server-cpu': { type: 'string', default: '1' }, 'proxy-cpu': { type: 'string', default: '0' }, 'client-cpu': { type: 'string', default: '0' },
   },
 });
@@ -46,7 +52,8 @@ async function startInfermeterProcess(upstream: string, cpu: string): Promise<{ 
   const [port, metricsPort] = [await freePort(), await freePort()];
   const cli = new URL('../src/cli.js', import.meta.url).pathname;
   const args = [cli, '--upstream', upstream, '--listen', `127.0.0.1:${port}`, '--metrics-listen', `127.0.0.1:${metricsPort}`,
-    '--engine', 'llamacpp', '--log-level', 'warn', '--no-collector.gpu', '--no-collector.host'];
+    '--engine', 'llamacpp', '--log-level', 'warn', '--no-collector.gpu', '--no-collector.host',
+    ...(opts['infermeter-flags'] ?? '').split(' ').filter((a) => a !== '')];
   const proc = spawn('taskset', ['-c', cpu, process.execPath, ...args], { stdio: ['ignore', 'inherit', 'inherit'] });
   for (let i = 0; i < 200; i++) {
     try {
@@ -59,59 +66,66 @@ async function startInfermeterProcess(upstream: string, cpu: string): Promise<{ 
   throw new Error('infermeter did not start');
 }
 
-function row(name: string, direct: number[], proxied: number[]): string {
-  const cells = [0.5, 0.99].flatMap((q) => {
-    const d = quantile(direct, q);
-    const p = quantile(proxied, q);
-    return [d.toFixed(3), p.toFixed(3), (p / d).toFixed(3), (p - d >= 0 ? '+' : '') + (p - d).toFixed(3)];
-  });
-  return `| ${name} | ${cells.join(' | ')} |`;
+function table(targets: { name: string; samples: Sample[] }[]): string[] {
+  const nginx = targets.length === 3 ? targets[1]! : null;
+  const pick = { TTFT: (s: Sample[]) => s.map((x) => x.ttft), 'inter-chunk': (s: Sample[]) => s.flatMap((x) => x.gaps) };
+  const head = ['ms', ...targets.map((t) => t.name), 'infermeter / direct', 'infermeter − direct', ...(nginx ? ['infermeter − nginx'] : [])];
+  const lines = [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`];
+  const signed = (x: number) => (x >= 0 ? '+' : '') + x.toFixed(3);
+  for (const [metric, values] of Object.entries(pick)) {
+    for (const q of [0.5, 0.99]) {
+      const v = targets.map((t) => quantile(values(t.samples), q));
+      const d = v[0]!;
+      const i = v.at(-1)!;
+      const cells = [`${metric} p${q * 100}`, ...v.map((x) => x.toFixed(3)), (i / d).toFixed(3), signed(i - d), ...(nginx ? [signed(i - v[1]!)] : [])];
+      lines.push(`| ${cells.join(' | ')} |`);
+    }
+  }
+  return lines;
 }
 
 async function main(): Promise<void> {
   const engine = locateLlama();
   if (typeof engine === 'string') throw new Error(engine);
+  // Children spawned from here on (nginx) inherit the client's core; llama-server and
+  // infermeter are pinned explicitly.
   spawnSync('taskset', ['-p', '-c', opts['client-cpu']!, String(process.pid)], { stdio: 'ignore' });
   const llama = await startLlamaServer(engine, { parallel: 1, threads: 1, cpu: opts['server-cpu']! });
   const meter = await startInfermeterProcess(llama.url, opts['proxy-cpu']!);
+  const hasNginx = spawnSync('sh', ['-c', 'command -v nginx'], { stdio: 'ignore' }).status === 0;
+  const nginx = hasNginx ? await startNginx(Number(new URL(llama.url).port)) : null;
+  const targets = [
+    { name: 'direct', url: llama.url, samples: [] as Sample[] },
+    ...(nginx ? [{ name: 'nginx', url: `http://127.0.0.1:${nginx.port}`, samples: [] as Sample[] }] : []),
+    { name: 'infermeter', url: meter.url, samples: [] as Sample[] },
+  ];
   try {
-    for (let i = 0; i < Number(opts.warmup); i++) {
-      await once(llama.url, `warm ${i}`);
-      await once(meter.url, `warm ${i}`);
-    }
-    const direct: Sample[] = [];
-    const proxied: Sample[] = [];
+    for (let i = 0; i < Number(opts.warmup); i++) for (const t of targets) await once(t.url, `warm ${i}`);
     const started = Date.now();
     const loadBefore = loadavg()[0]!;
     for (let i = 0; i < REQUESTS; i++) {
       const prompt = `Request ${i}: tell me something.`;
-      // Alternate which goes first, so neither side always gets the warmer cache.
-      if (i % 2 === 0) {
-        direct.push(await once(llama.url, prompt));
-        proxied.push(await once(meter.url, prompt));
-      } else {
-        proxied.push(await once(meter.url, prompt));
-        direct.push(await once(llama.url, prompt));
+      // Rotate which goes first, so no side always gets the warmer cache.
+      for (let k = 0; k < targets.length; k++) {
+        const t = targets[(i + k) % targets.length]!;
+        t.samples.push(await once(t.url, prompt));
       }
     }
     const seconds = (Date.now() - started) / 1000;
-    const ttft = (s: Sample[]) => s.map((x) => x.ttft);
-    const gaps = (s: Sample[]) => s.flatMap((x) => x.gaps);
+    const gaps = targets.map((t) => t.samples.reduce((n, s) => n + s.gaps.length, 0));
     const lines = [
-      `llama-server (1 thread, --parallel 1) on core ${opts['server-cpu']}; infermeter process on core ${opts['proxy-cpu']}; client on core ${opts['client-cpu']}`,
-      `${REQUESTS} streaming chat requests per side, max_tokens ${MAX_TOKENS}, alternating, ${seconds.toFixed(0)} s; 1-min load average before ${loadBefore.toFixed(2)}, after ${loadavg()[0]!.toFixed(2)}`,
-      `token chunks per request: direct ${quantile(direct.map((s) => s.chunks), 0.5)}, proxied ${quantile(proxied.map((s) => s.chunks), 0.5)}; inter-chunk samples: ${gaps(direct).length} / ${gaps(proxied).length}`,
+      `llama-server (1 thread, --parallel 1) on core ${opts['server-cpu']}; infermeter process${opts['infermeter-flags'] ? ` (${opts['infermeter-flags']})` : ''} on core ${opts['proxy-cpu']}; client${nginx ? ' and nginx (1 worker)' : ''} on core ${opts['client-cpu']}${nginx ? '' : '; nginx not installed: no plain-proxy column'}`,
+      `${REQUESTS} streaming chat requests per target, max_tokens ${MAX_TOKENS}, rotating, ${seconds.toFixed(0)} s; 1-min load average before ${loadBefore.toFixed(2)}, after ${loadavg()[0]!.toFixed(2)}`,
+      `token chunks per request: ${targets.map((t) => `${t.name} ${quantile(t.samples.map((s) => s.chunks), 0.5)}`).join(', ')}; inter-chunk samples per target: ${gaps.join(' / ')}`,
       '',
-      '| ms | direct p50 | infermeter p50 | ratio p50 | added p50 | direct p99 | infermeter p99 | ratio p99 | added p99 |',
-      '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
-      row('TTFT', ttft(direct), ttft(proxied)),
-      row('inter-chunk', gaps(direct), gaps(proxied)),
+      ...table(targets),
     ];
     console.log(lines.join('\n'));
     mkdirSync('bench-results', { recursive: true });
     writeFileSync(`bench-results/llama-${new Date().toISOString().replace(/[:.]/g, '-')}.json`,
-      JSON.stringify({ opts, seconds, direct: { ttft: ttft(direct), gaps: gaps(direct) }, proxied: { ttft: ttft(proxied), gaps: gaps(proxied) } }));
+      JSON.stringify({ opts, seconds, targets: targets.map((t) => ({ name: t.name, ttft: t.samples.map((s) => s.ttft), gaps: t.samples.flatMap((s) => s.gaps) })) }));
   } finally {
+    nginx?.stop();
     meter.proc.kill('SIGTERM');
     await llama.close();
   }

@@ -19,8 +19,12 @@ const MAX_TOKENS = 96;
  * wider than in llama-stream-timing (measured 10-40 ms per request under load).
  */
 const CLIENT_OVERHEAD_MS = 60;
-/** infermeter publishes in-flight changes in batches (every 20 ms): it may trail by one request. */
-const GAUGE_LAG = 1;
+/**
+ * infermeter publishes in-flight changes to its metrics thread in batches (every 20 ms, later
+ * when the event loop is busy), so a sample taken right after the requests arrived can still
+ * show the old value (0 was seen while the server already held all 4): most samples, not all.
+ */
+const GAUGE_AGREEMENT = 0.8;
 
 withLlama('under queueing infermeter\'s TTFT rises and its in-flight gauge counts the waiting requests', (engine) => {
   let llama: LlamaServer;
@@ -104,8 +108,9 @@ withLlama('under queueing infermeter\'s TTFT rises and its in-flight gauge count
     const full = gauges.filter((g) => g.processing + g.deferred === CLIENTS);
     assert.ok(full.length > 0, 'the server held every client at once (one processing, the rest deferred)');
     assert.ok(full.some((g) => g.processing === 1 && g.deferred === CLIENTS - 1), 'one slot busy, the rest queued');
-    assert.ok(full.every((g) => g.inFlight >= CLIENTS - GAUGE_LAG && g.inFlight <= CLIENTS), `whenever the server held ${CLIENTS}, infermeter's in-flight gauge said ${CLIENTS} (or one less, in flush)`);
-    assert.ok(full.filter((g) => g.inFlight === CLIENTS).length >= full.length * 0.8, 'and exactly that in most samples');
+    const agreeing = full.filter((g) => g.inFlight === CLIENTS).length;
+    assert.ok(agreeing >= full.length * GAUGE_AGREEMENT, `while the server held ${CLIENTS}, infermeter's in-flight gauge said ${CLIENTS} in ${agreeing} of ${full.length} samples`);
+    assert.equal(Math.max(...gauges.map((g) => g.inFlight)), CLIENTS, 'the gauge never over-counts');
     assert.equal(sum(after, 'infermeter_requests_in_flight'), 0);
   });
 });

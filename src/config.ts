@@ -15,6 +15,8 @@ import { parseSloConfig, thresholdsInBucketSet, type SloConfig } from './slo/con
 
 export const ENGINES = ['vllm', 'sglang', 'tgi', 'llamacpp', 'trtllm', 'ollama', 'openai'] as const;
 export type EngineKind = (typeof ENGINES)[number];
+/** Engines whose older releases reject an unknown `stream_options` field: no injection unless asked. */
+const ENGINES_WITHOUT_STREAM_OPTIONS = new Set<EngineKind>(['tgi']);
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** Plain data only: the config crosses into the metrics worker by structured clone. */
@@ -63,7 +65,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'listen', flag: '--listen <host:port>', help: 'proxy listener', default: '0.0.0.0:8080', parse: (v) => parseHostPort(v) },
   { key: 'metricsListen', flag: '--metrics-listen <host:port>', help: 'listener for /metrics (bind to 127.0.0.1 to keep it local)', default: '0.0.0.0:9464', parse: (v) => parseHostPort(v) },
   { key: 'engine', flag: '--engine <kind>', help: `inference engine kind: ${ENGINES.join(', ')}`, default: 'vllm', parse: oneOf(ENGINES) },
-  { key: 'injectUsage', flag: '--inject-usage <bool>', help: 'ask streams for usage (stream_options.include_usage) and hide the extra chunk from clients that did not ask', default: 'true', parse: parseBool },
+  { key: 'injectUsage', flag: '--inject-usage <auto|bool>', help: 'ask streams for usage (stream_options.include_usage) and hide the extra chunk from clients that did not ask; auto = on for every engine but tgi (older TGI rejects the field)', default: 'auto', parse: (v) => (v.trim() === 'auto' ? 'auto' : parseBool(v)) },
   { key: 'models', flag: '--models <list>', help: 'comma-separated model allowlist for the model label (default: what the upstream lists at /v1/models)', default: '', parse: parseList },
   { key: 'modelsRefresh', flag: '--models-refresh <duration>', help: 'how often to re-read the upstream /v1/models', default: '60s', parse: parseDuration },
   { key: 'connectTimeout', flag: '--connect-timeout <duration>', help: 'upstream connect timeout', default: '10s', parse: parseDuration },
@@ -71,7 +73,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'idleTimeout', flag: '--idle-timeout <duration>', help: 'longest silence between upstream body bytes', default: '300s', parse: parseDuration },
   { key: 'shutdownTimeout', flag: '--shutdown-timeout <duration>', help: 'on SIGTERM, how long in-flight streams may finish', default: '30s', parse: parseDuration },
   { key: 'bodyLimit', flag: '--body-limit <size>', help: 'largest request body accepted (413 beyond)', default: '32mb', parse: parseSize },
-  { key: 'upstreamConnections', flag: '--upstream-connections <n>', help: 'most upstream connections kept open', default: '1024', parse: parsePositiveInt },
+  { key: 'upstreamConnections', flag: '--upstream-connections <n>', help: 'most upstream connections open at once (each in-flight stream holds one)', default: '4096', parse: parsePositiveInt },
   { key: 'logLevel', flag: '--log-level <level>', help: `log level: ${LOG_LEVELS.join(', ')}`, default: 'info', parse: oneOf(LOG_LEVELS) },
   { key: 'nvidiaSmi', flag: '--nvidia-smi <path>', help: 'nvidia-smi binary', default: 'nvidia-smi', parse: (v) => nonEmpty(v) },
   { key: 'dmonColumns', flag: '--dmon-columns <letters>', help: 'nvidia-smi dmon -s column groups', default: 'pucvmet', parse: (v) => dmonLetters(v) },
@@ -143,6 +145,7 @@ export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.Pr
   const cfg = out as unknown as Config;
   cfg.configFile = configFile;
   if (cfg.engineMetrics === '') cfg.engineMetrics = `${cfg.upstream}/metrics`;
+  if ((cfg.injectUsage as unknown) === 'auto') cfg.injectUsage = !ENGINES_WITHOUT_STREAM_OPTIONS.has(cfg.engine);
   cfg.slos = parseSloConfig(file['slos'], `--config ${configFile}: slos`);
   cfg.buckets = resolveBuckets(file['buckets'], cfg.slos, `--config ${configFile}: buckets`);
   return cfg;

@@ -27,7 +27,8 @@ export async function startInfermeter(config: Config, log: Logger): Promise<Runn
   }
   const app = buildApp(config, metrics, log);
   try {
-    await app.fastify.listen({ host: config.listen.host, port: config.listen.port });
+    // A deep accept queue: bursts of new connections must wait, not be reset (the kernel caps it at somaxconn).
+    await app.fastify.listen({ host: config.listen.host, port: config.listen.port, backlog: 8192 });
   } catch (err) {
     await metrics.close();
     throw new Error(`--listen ${config.listen.host}:${config.listen.port}: cannot listen: ${(err as Error).message}`, { cause: err });

@@ -1,4 +1,5 @@
 import type { CollectorEntry } from './types.js';
+import { GPU_COLLECTOR } from './gpu/index.js';
 import { engineEntry } from './engine/collector.js';
 import { hostEntry } from './host/collector.js';
 
@@ -6,6 +7,7 @@ import { hostEntry } from './host/collector.js';
  * The collector table: adding a collector is one file, one row here, one fixture, one test.
  */
 export const COLLECTORS: readonly CollectorEntry[] = [
+  GPU_COLLECTOR,
   engineEntry(),
   hostEntry(),
 ];

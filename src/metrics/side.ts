@@ -12,6 +12,7 @@ import { CollectorRunner } from '../collectors/runner.js';
 import { COLLECTORS } from '../collectors/index.js';
 import { ModelLabels } from './models.js';
 import { RequestMetrics } from './prometheus.js';
+import { startOtlp, type OtlpHook } from './otlp-start.js';
 import type { RecordBatch } from './record.js';
 import { ProxyLoopMetrics } from '../collectors/host/proxy-loop.js';
 
@@ -21,6 +22,8 @@ export class MetricsSide {
   /** The proxy thread's event-loop delay and heap, measured there and sent here. */
   readonly proxyLoop: ProxyLoopMetrics;
   private readonly requests: RequestMetrics;
+  /** null unless the OTEL_* environment asks for OTLP (decided once, here). */
+  readonly otlp: OtlpHook | null;
   private readonly collectors: CollectorRunner;
   private server: Server | null = null;
 
@@ -32,10 +35,12 @@ export class MetricsSide {
     this.requests = new RequestMetrics(this.registry, config.buckets, config.engine, config.slos, (m) => this.models.label(m));
     this.collectors = new CollectorRunner(this.registry, config, log);
     this.proxyLoop = new ProxyLoopMetrics(this.registry);
+    this.otlp = startOtlp(config, log, (m) => this.models.label(m));
   }
 
   ingest(batch: RecordBatch): void {
     this.requests.ingest(batch);
+    this.otlp?.ingest(batch);
   }
 
   /** Starts collectors and the /metrics listener; resolves to the bound port. */
@@ -78,6 +83,7 @@ export class MetricsSide {
   async close(): Promise<void> {
     this.models.stop();
     await this.collectors.close();
+    await this.otlp?.shutdown();
     if (this.server) {
       const s = this.server;
       await new Promise<void>((resolve) => s.close(() => resolve()));

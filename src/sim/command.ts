@@ -17,7 +17,7 @@ export function simulateCommand(): Command {
     const o = sim.options;
     process.stderr.write(
       `infermeter simulate: serving ${o.models.join(', ')} at ${sim.url} ` +
-        `(speed ${o.speed}, max-num-seqs ${o.maxNumSeqs}, kv ${o.kvCacheTokens} tokens, metrics ${o.metricsFormat})\n`,
+        `(speed ${Number.isFinite(o.speed) ? o.speed : 'max'}, max-num-seqs ${o.maxNumSeqs}, kv ${o.kvCacheTokens} tokens, metrics ${o.metricsFormat})\n`,
     );
     const stop = () => void sim.close().then(() => process.exit(0));
     process.once('SIGINT', stop);

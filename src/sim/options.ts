@@ -54,7 +54,7 @@ export const SIM_OPTIONS: readonly OptionSpec[] = [
   { key: 'speed', flag: '--speed <x>', help: 'divide every simulated duration by x (10 = ten times faster; "max" = no simulated time)', default: '1', parse: parseSpeed },
   { key: 'decodeStepMs', flag: '--decode-step-ms <ms>', help: 'base time of one engine step (one forward pass)', default: '45', parse: nonNegative },
   { key: 'stepPerSeqMs', flag: '--step-per-seq-ms <ms>', help: 'time each sequence in the batch adds to a step', default: '0.15', parse: nonNegative },
-  { key: 'prefillTps', flag: '--prefill-tps <n>', help: 'prefill speed in prompt tokens per second (0 = instantaneous)', default: '5000', parse: nonNegative },
+  { key: 'prefillTps', flag: '--prefill-tps <n>', help: 'prefill speed in prompt tokens per second (0 = instantaneous)', default: '8000', parse: nonNegative },
   { key: 'maxNumSeqs', flag: '--max-num-seqs <n>', help: 'most sequences running at once; the rest wait', default: '256', parse: parsePositiveInt },
   { key: 'maxNumBatchedTokens', flag: '--max-num-batched-tokens <n>', help: 'token budget of one step (chunked prefill)', default: '2048', parse: parsePositiveInt },
   { key: 'kvCacheTokens', flag: '--kv-cache-tokens <n>', help: 'KV-cache capacity in tokens (rounded down to whole blocks)', default: '112000', parse: parsePositiveInt },
@@ -68,7 +68,7 @@ export const SIM_OPTIONS: readonly OptionSpec[] = [
   { key: 'errorRate', flag: '--error-rate <p>', help: 'fraction of generation requests answered with HTTP 500', default: '0', parse: probability },
   { key: 'midstreamErrorRate', flag: '--midstream-error-rate <p>', help: 'fraction of streams that end with an {"error":...} event', default: '0', parse: probability },
   { key: 'dropRate', flag: '--drop-rate <p>', help: 'fraction of streams whose connection is dropped mid-stream', default: '0', parse: probability },
-  { key: 'metricsFormat', flag: '--metrics-format <v1|v0>', help: 'metric names of vLLM V1 (engine label) or the older V0 names', default: 'v1', parse: oneOf(METRICS_FORMATS) },
+  { key: 'metricsFormat', flag: '--metrics-format <format>', help: 'v1: metric names of vLLM V1 (engine label); v0: the older names', default: 'v1', parse: oneOf(METRICS_FORMATS) },
   { key: 'version', flag: '--vllm-version <version>', help: 'version reported at /version', default: '0.10.1', parse: (v) => v },
 ];
 

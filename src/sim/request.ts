@@ -42,8 +42,7 @@ export function parseGeneration(route: Route, body: unknown, opts: SimOptions): 
   if (!opts.models.includes(model)) throw new RequestError(404, 'NotFoundError', `The model \`${model}\` does not exist.`);
   const n = b['n'] ?? 1;
   if (n !== 1) throw bad('The simulator generates one choice per request (n must be 1).');
-  const promptText = route === 'chat' ? chatPrompt(b) : completionPrompt(b);
-  const promptTokens = Array.isArray(b['prompt']) && typeof b['prompt'][0] === 'number' ? b['prompt'].length : estimateTokens(promptText);
+  const { text: promptText, tokens: promptTokens } = route === 'chat' ? chatPrompt(b) : completionPrompt(b);
   const maxTokens = optionalCount(b['max_completion_tokens'] ?? b['max_tokens'], 'max_tokens', 1);
   if (promptTokens + (maxTokens ?? 0) > opts.maxModelLen) {
     throw bad(
@@ -66,7 +65,7 @@ export function parseGeneration(route: Route, body: unknown, opts: SimOptions): 
 }
 
 /** The chat template's rendering, roughly: role markers and message texts, then tool definitions. */
-function chatPrompt(b: Obj): string {
+function chatPrompt(b: Obj): { text: string; tokens: number } {
   const messages = b['messages'];
   if (!Array.isArray(messages) || messages.length === 0) throw bad('`messages` must be a non-empty list.');
   let text = '';
@@ -75,7 +74,8 @@ function chatPrompt(b: Obj): string {
     text += `<|${String(m['role'])}|>\n${contentText(m['content'])}\n`;
   }
   if (Array.isArray(b['tools'])) text += JSON.stringify(b['tools']);
-  return text + '<|assistant|>\n';
+  text += '<|assistant|>\n';
+  return { text, tokens: estimateTokens(text) };
 }
 
 function contentText(content: unknown): string {
@@ -84,11 +84,12 @@ function contentText(content: unknown): string {
   return content.map((p: Obj) => (p && p['type'] === 'text' ? String(p['text']) : '[media]')).join('\n');
 }
 
-function completionPrompt(b: Obj): string {
+/** One string, or one list of token ids (then the count is exact). */
+function completionPrompt(b: Obj): { text: string; tokens: number } {
   let p = b['prompt'];
   if (Array.isArray(p) && p.length === 1 && (typeof p[0] === 'string' || Array.isArray(p[0]))) p = p[0];
-  if (typeof p === 'string' && p.length > 0) return p;
-  if (Array.isArray(p) && p.length > 0 && p.every((t) => typeof t === 'number')) return p.join(',');
+  if (typeof p === 'string' && p.length > 0) return { text: p, tokens: estimateTokens(p) };
+  if (Array.isArray(p) && p.length > 0 && p.every((t) => typeof t === 'number')) return { text: p.join(','), tokens: p.length };
   throw bad('`prompt` must be one non-empty string or one list of token ids.');
 }
 

@@ -30,3 +30,10 @@ test('buckets: defaults, with SLO thresholds inserted as boundaries', () => {
   assert.deepEqual(cfg.buckets.ttft, DEFAULT_BUCKETS.ttft);
   assert.ok(cfg.buckets.ttft.at(-1)! >= 2560, 'TTFT buckets extend far past the OTel 10 s');
 });
+
+test('--inject-usage auto: on, except for TGI', () => {
+  assert.equal(resolveConfig({ upstream: 'http://x' }, {}).injectUsage, true);
+  assert.equal(resolveConfig({ upstream: 'http://x', engine: 'tgi' }, {}).injectUsage, false);
+  assert.equal(resolveConfig({ upstream: 'http://x', engine: 'tgi', injectUsage: 'true' }, {}).injectUsage, true);
+  assert.equal(resolveConfig({ upstream: 'http://x', injectUsage: 'false' }, {}).injectUsage, false);
+});

@@ -1,4 +1,97 @@
+/**
+ * The nvidia-smi mapping, as data (like dcgm-exporter's counters CSV): one row per dmon
+ * column and the unit nvidia-smi prints under it, giving the metric it feeds and the factor
+ * to base units. A column (or column+unit pair) that is not here is skipped with one
+ * warning, never guessed. `temp` (older drivers) and `gtemp` feed the same metric.
+ */
 import type { MetricDef } from '../../metrics/catalog.js';
 
-// Placeholder: the collector's data table fills this in.
-export const GPU_METRICS: readonly MetricDef[] = [];
+export const GPU_LABELS = ['gpu', 'uuid'] as const;
+
+/** nvidia-smi's "MB" for memory sizes is MiB: `--query-gpu=memory.*` prints the same numbers as "MiB". */
+export const MIB = 1024 * 1024;
+/**
+ * PCIe throughput: NVML reports KB/s and dmon prints "MB/s" with no statement of the
+ * divisor; taken as 10^6 bytes/s (so treat these two gauges as good to about 5%).
+ */
+export const MB_PER_S = 1e6;
+
+export interface DmonColumn {
+  /** Header name as dmon prints it. */
+  column: string;
+  /** Unit line entry under it. */
+  unit: string;
+  metric: string;
+  /** Multiply the printed number by this to get the base unit. */
+  scale: number;
+  /** OTLP unit of the metric. */
+  otelUnit: string;
+  help: string;
+}
+
+const u = (column: string, what: string, engine: string): DmonColumn => ({
+  column, unit: '%', metric: `infermeter_gpu_${what}_utilization_ratio`, scale: 0.01, otelUnit: '1',
+  help: `${engine} utilization over the last sample period, 0-1 (dmon ${column}).`,
+});
+
+export const DMON_COLUMNS: readonly DmonColumn[] = [
+  { column: 'pwr', unit: 'W', metric: 'infermeter_gpu_power_watts', scale: 1, otelUnit: 'W', help: 'Power draw (dmon pwr).' },
+  { column: 'gtemp', unit: 'C', metric: 'infermeter_gpu_temperature_celsius', scale: 1, otelUnit: 'Cel', help: 'GPU core temperature (dmon gtemp; temp on older drivers).' },
+  { column: 'temp', unit: 'C', metric: 'infermeter_gpu_temperature_celsius', scale: 1, otelUnit: 'Cel', help: 'GPU core temperature (dmon gtemp; temp on older drivers).' },
+  { column: 'mtemp', unit: 'C', metric: 'infermeter_gpu_memory_temperature_celsius', scale: 1, otelUnit: 'Cel', help: 'GPU memory (HBM) temperature (dmon mtemp); absent on boards that do not report it.' },
+  { ...u('sm', 'sm', 'SM'), help: 'Fraction of the sample period during which one or more kernels ran, 0-1 (dmon sm, the "GPU utilization" of nvidia-smi).' },
+  { ...u('mem', 'memory', 'Memory'), help: 'Fraction of the sample period during which device memory was read or written, 0-1 (dmon mem).' },
+  u('enc', 'encoder', 'Video encoder (NVENC)'),
+  u('dec', 'decoder', 'Video decoder (NVDEC)'),
+  u('jpg', 'jpeg', 'JPEG decoder (NVJPG)'),
+  u('ofa', 'ofa', 'Optical flow accelerator (OFA)'),
+  { column: 'mclk', unit: 'MHz', metric: 'infermeter_gpu_memory_clock_hertz', scale: 1e6, otelUnit: 'Hz', help: 'Memory clock (dmon mclk).' },
+  { column: 'pclk', unit: 'MHz', metric: 'infermeter_gpu_sm_clock_hertz', scale: 1e6, otelUnit: 'Hz', help: 'Processor (SM/graphics) clock (dmon pclk).' },
+  { column: 'pviol', unit: '%', metric: 'infermeter_gpu_power_violation_ratio', scale: 0.01, otelUnit: '1', help: 'Fraction of the sample period the GPU was throttled by its power limit, 0-1 (dmon pviol).' },
+  { column: 'tviol', unit: 'bool', metric: 'infermeter_gpu_thermal_violation', scale: 1, otelUnit: '1', help: '1 while the GPU is throttled for temperature, else 0 (dmon tviol).' },
+  { column: 'fb', unit: 'MB', metric: 'infermeter_gpu_memory_used_bytes', scale: MIB, otelUnit: 'By', help: 'Frame buffer memory used (dmon fb, MiB converted to bytes).' },
+  { column: 'bar1', unit: 'MB', metric: 'infermeter_gpu_bar1_used_bytes', scale: MIB, otelUnit: 'By', help: 'BAR1 memory used (dmon bar1, MiB converted to bytes).' },
+  { column: 'ccpm', unit: 'MB', metric: 'infermeter_gpu_protected_memory_used_bytes', scale: MIB, otelUnit: 'By', help: 'Confidential-computing protected memory used (dmon ccpm, MiB converted to bytes).' },
+  { column: 'sbecc', unit: 'errs', metric: 'infermeter_gpu_ecc_single_bit_errors', scale: 1, otelUnit: '{error}', help: 'Single-bit ECC errors, the cumulative count nvidia-smi shows (a gauge: the driver may reset it). Absent when ECC is off.' },
+  { column: 'dbecc', unit: 'errs', metric: 'infermeter_gpu_ecc_double_bit_errors', scale: 1, otelUnit: '{error}', help: 'Double-bit ECC errors, the cumulative count nvidia-smi shows (a gauge: the driver may reset it). Absent when ECC is off.' },
+  { column: 'pci', unit: 'errs', metric: 'infermeter_gpu_pcie_replay_errors', scale: 1, otelUnit: '{error}', help: 'PCIe replay errors, the cumulative count nvidia-smi shows (dmon pci; a gauge: the driver may reset it).' },
+  { column: 'rxpci', unit: 'MB/s', metric: 'infermeter_gpu_pcie_receive_bytes_per_second', scale: MB_PER_S, otelUnit: 'By/s', help: 'PCIe receive throughput (dmon rxpci MB/s, taken as 10^6 bytes/s).' },
+  { column: 'txpci', unit: 'MB/s', metric: 'infermeter_gpu_pcie_transmit_bytes_per_second', scale: MB_PER_S, otelUnit: 'By/s', help: 'PCIe transmit throughput (dmon txpci MB/s, taken as 10^6 bytes/s).' },
+];
+
+/** Columns that identify a row rather than measure something: never warned about. */
+export const DMON_KEY_COLUMNS = new Set(['gpu', 'Date', 'Time']);
+
+/** Metrics from `--query-gpu` (static facts) and about the dmon child itself. */
+export const GPU_INFO_METRIC = 'infermeter_gpu_info';
+export const GPU_MEMORY_TOTAL_METRIC = 'infermeter_gpu_memory_total_bytes';
+export const GPU_DMON_RESTARTS_METRIC = 'infermeter_gpu_dmon_restarts_total';
+export const GPU_DMON_INVALID_LINES_METRIC = 'infermeter_gpu_dmon_invalid_lines_total';
+
+/** The fields asked of `nvidia-smi --query-gpu` once at start, in this order. */
+export const QUERY_FIELDS = ['index', 'uuid', 'name', 'driver_version', 'pci.bus_id', 'memory.total'] as const;
+
+function sampleMetricDefs(): MetricDef[] {
+  const seen = new Map<string, MetricDef>();
+  for (const c of DMON_COLUMNS) {
+    if (!seen.has(c.metric)) seen.set(c.metric, { name: c.metric, type: 'gauge', unit: c.otelUnit, help: c.help, labels: GPU_LABELS, source: 'gpu' });
+  }
+  return [...seen.values()];
+}
+
+export const GPU_METRICS: readonly MetricDef[] = [
+  ...sampleMetricDefs(),
+  { name: GPU_INFO_METRIC, type: 'gauge', unit: '1', labels: ['gpu', 'uuid', 'name', 'driver_version', 'pci_bus_id'], source: 'gpu',
+    help: 'Static facts about each GPU (from nvidia-smi --query-gpu); always 1.' },
+  { name: GPU_MEMORY_TOTAL_METRIC, type: 'gauge', unit: 'By', labels: GPU_LABELS, source: 'gpu',
+    help: 'Total frame buffer memory (nvidia-smi memory.total, MiB converted to bytes).' },
+  { name: GPU_DMON_RESTARTS_METRIC, type: 'counter', unit: '{restart}', labels: ['reason'], source: 'gpu',
+    help: 'Restarts of the nvidia-smi dmon child, by reason (exited, stalled, spawn_failed).' },
+  { name: GPU_DMON_INVALID_LINES_METRIC, type: 'counter', unit: '{line}', labels: [], source: 'gpu',
+    help: 'Lines printed by nvidia-smi dmon that could not be read as a header or a sample, skipped.' },
+];
+
+/** Finds the row for a header column and the unit printed under it (unit null: no unit line seen). */
+export function lookupColumn(column: string, unit: string | null): DmonColumn | undefined {
+  return DMON_COLUMNS.find((c) => c.column === column && (unit === null || c.unit === unit));
+}

@@ -1,0 +1,61 @@
+/**
+ * The GPU gauges, built from the catalog rows in columns.ts, and the bookkeeping that makes
+ * a GPU's series disappear as a whole (instead of freezing) when it stops reporting.
+ */
+import { Gauge, type Registry } from 'prom-client';
+import { GPU_INFO_METRIC, GPU_MEMORY_TOTAL_METRIC, GPU_METRICS } from './columns.js';
+import type { DmonSample } from './dmon.js';
+import type { GpuFacts } from './query.js';
+
+type Labels = Record<string, string>;
+
+export class GpuSeries {
+  private readonly samples = new Map<string, Gauge>();
+  private readonly info: Gauge;
+  private readonly memoryTotal: Gauge;
+  /** gpu index → the label sets its series were last published under. */
+  private readonly published = new Map<number, { key: string; labels: Labels; info: Labels | null }>();
+
+  constructor(registry: Registry) {
+    const gauge = (name: string) => {
+      const d = GPU_METRICS.find((m) => m.name === name)!;
+      return new Gauge({ name: d.name, help: d.help, labelNames: [...d.labels], registers: [registry] });
+    };
+    for (const d of GPU_METRICS) {
+      if (d.type === 'gauge' && d.name !== GPU_INFO_METRIC && d.name !== GPU_MEMORY_TOTAL_METRIC) this.samples.set(d.name, gauge(d.name));
+    }
+    this.info = gauge(GPU_INFO_METRIC);
+    this.memoryTotal = gauge(GPU_MEMORY_TOTAL_METRIC);
+  }
+
+  /** Sets every gauge of one GPU from its latest sample; a metric with no value has no series. */
+  publish(sample: DmonSample, facts: GpuFacts | undefined): void {
+    const labels: Labels = { gpu: String(sample.gpu), uuid: facts?.uuid ?? '' };
+    const info = facts ? { ...labels, name: facts.name, driver_version: facts.driverVersion, pci_bus_id: facts.pciBusId } : null;
+    const key = JSON.stringify(info ?? labels);
+    const before = this.published.get(sample.gpu);
+    if (before && before.key !== key) this.remove(sample.gpu);
+    for (const [name, g] of this.samples) {
+      const v = sample.values.get(name);
+      if (v === undefined || v === null) g.remove(labels);
+      else g.set(labels, v);
+    }
+    if (info) this.info.set(info, 1);
+    if (facts?.memoryTotalBytes != null) this.memoryTotal.set(labels, facts.memoryTotalBytes);
+    this.published.set(sample.gpu, { key, labels, info });
+  }
+
+  /** Removes every series of one GPU. */
+  remove(gpu: number): void {
+    const p = this.published.get(gpu);
+    if (!p) return;
+    for (const g of this.samples.values()) g.remove(p.labels);
+    this.memoryTotal.remove(p.labels);
+    if (p.info) this.info.remove(p.info);
+    this.published.delete(gpu);
+  }
+
+  gpus(): number[] {
+    return [...this.published.keys()];
+  }
+}

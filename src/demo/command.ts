@@ -1,0 +1,103 @@
+/**
+ * `infermeter demo` (npm run demo): the built-in vLLM simulator, infermeter in front of it
+ * with the fake nvidia-smi as its GPU source, and a load generator stepping through request
+ * rates; a live summary line every few seconds; Ctrl-C stops everything cleanly.
+ */
+import { fileURLToPath } from 'node:url';
+import { Command } from 'commander';
+import { request } from 'undici';
+import { pino } from 'pino';
+import { resolveConfig } from '../config.js';
+import { startInfermeter } from '../main.js';
+import { startSimulator } from '../sim/index.js';
+import { runLoad } from '../sim/load.js';
+import { parsePrometheusText, sumSamples, type Sample } from '../lib/prom-text.js';
+import { parseDuration, parseList } from '../lib/parse.js';
+import { cumulativeBuckets, quantileOfDelta } from './buckets.js';
+
+const FAKE_NVIDIA_SMI = fileURLToPath(new URL('../../../bin/fake-nvidia-smi', import.meta.url));
+
+interface DemoOptions {
+  listen: string;
+  metricsListen: string;
+  rates: string;
+  step: string;
+  duration: string;
+  summaryEvery: string;
+}
+
+export function demoCommand(): Command {
+  return new Command('demo')
+    .description('run the simulator, infermeter in front of it and a load generator; no GPU needed (Ctrl-C stops)')
+    .option('--listen <host:port>', 'infermeter proxy listener', '127.0.0.1:8080')
+    .option('--metrics-listen <host:port>', 'infermeter /metrics listener', '127.0.0.1:9464')
+    .option('--rates <list>', 'request rates (req/s) the load steps through, cycling', '1,2,4,8')
+    .option('--step <duration>', 'time spent at each rate', '20s')
+    .option('--duration <duration>', 'stop after this long (0 = until Ctrl-C)', '0')
+    .option('--summary-every <duration>', 'live summary interval', '5s')
+    .action(async (o: DemoOptions) => runDemo(o));
+}
+
+async function runDemo(o: DemoOptions): Promise<void> {
+  const rates = parseList(o.rates).map(Number);
+  if (rates.some((r) => !(r > 0))) throw new Error(`--rates: expected positive numbers, got "${o.rates}"`);
+  const stepSeconds = parseDuration(o.step);
+  const duration = parseDuration(o.duration);
+  const every = parseDuration(o.summaryEvery);
+
+  const sim = await startSimulator({ listen: '127.0.0.1:0', models: 'meta-llama/Llama-3.1-8B-Instruct', outputTokens: '32-256' });
+  // The fake nvidia-smi follows the simulator's load, so the GPU panels move with traffic.
+  process.env['FAKE_NVIDIA_SMI_SIM_URL'] = sim.url;
+  process.env['FAKE_NVIDIA_SMI_GPUS'] ??= '2';
+  const config = resolveConfig({ upstream: sim.url, listen: o.listen, metricsListen: o.metricsListen, nvidiaSmi: FAKE_NVIDIA_SMI, engineInterval: '2s', logLevel: 'warn' }, {});
+  const running = await startInfermeter(config, pino({ level: 'warn' }));
+  const proxy = `http://127.0.0.1:${running.proxyPort}`;
+  const metrics = `http://127.0.0.1:${running.metricsPort}/metrics`;
+  console.log(`infermeter demo
+  simulated vLLM (no GPU)   ${sim.url}
+  infermeter proxy          ${proxy}/v1   (point any OpenAI client here)
+  infermeter /metrics       ${metrics}
+  load                      ${rates.join(' → ')} req/s, ${stepSeconds}s each${duration > 0 ? `, for ${duration}s` : ', until Ctrl-C'}
+  GPU source                fake nvidia-smi (${FAKE_NVIDIA_SMI})
+  try: curl -s ${metrics} | grep -E '^(gen_ai_server_time_to_first_token|infermeter_gpu_sm|infermeter_engine_kv)'
+`);
+
+  let stopping = false;
+  const stop = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    clearInterval(summary);
+    await running.close();
+    await sim.close();
+    console.log('demo stopped');
+    process.exit(code);
+  };
+  process.once('SIGINT', () => void stop(0));
+  process.once('SIGTERM', () => void stop(0));
+
+  let before: Sample[] = [];
+  let rate = rates[0]!;
+  const summary = setInterval(() => void printSummary(metrics, before, every, rate).then((s) => (before = s)).catch(() => undefined), every * 1000);
+  summary.unref();
+  if (duration > 0) setTimeout(() => void stop(0), duration * 1000).unref();
+
+  for (let i = 0; !stopping; i = (i + 1) % rates.length) {
+    rate = rates[i]!;
+    await runLoad({ url: proxy, model: 'meta-llama/Llama-3.1-8B-Instruct', rate, arrivals: 'poisson', requests: Math.max(1, Math.round(rate * stepSeconds)), maxTokens: 128, seed: i }).catch(() => undefined);
+  }
+}
+
+async function printSummary(url: string, before: Sample[], seconds: number, rate: number): Promise<Sample[]> {
+  const now = parsePrometheusText(await (await request(url)).body.text()).samples;
+  const reqs = sumSamples(now, 'infermeter_requests_total') - sumSamples(before, 'infermeter_requests_total');
+  const q = (name: string, p: number) => quantileOfDelta(p, cumulativeBuckets(now, name), cumulativeBuckets(before, name));
+  const ms = (v: number | null) => (v === null ? '   -' : `${(v * 1000).toFixed(0).padStart(4)}`);
+  const ttft = 'gen_ai_server_time_to_first_token_seconds';
+  const tpot = 'gen_ai_server_time_per_output_token_seconds';
+  const kv = sumSamples(now, 'infermeter_engine_kv_cache_usage_ratio');
+  const gpu = now.filter((s) => s.name === 'infermeter_gpu_sm_utilization_ratio').map((s) => `${(s.value * 100).toFixed(0)}%`).join('/') || '-';
+  console.log(
+    `[${new Date().toISOString().slice(11, 19)}] offered ${rate} req/s | done ${(reqs / seconds).toFixed(1)} req/s | TTFT p50/p99 ${ms(q(ttft, 0.5))}/${ms(q(ttft, 0.99))} ms | TPOT p50/p99 ${ms(q(tpot, 0.5))}/${ms(q(tpot, 0.99))} ms | KV ${(kv * 100).toFixed(0)}% | GPU sm ${gpu}`,
+  );
+  return now;
+}

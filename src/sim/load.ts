@@ -1,0 +1,203 @@
+/**
+ * A load generator of streaming OpenAI requests, timed from the client's side: open loop
+ * (Poisson or constant arrivals at a rate, whatever the server's speed) or closed loop
+ * (a fixed number of requests in flight). Streams are read with the proxy's own SSE
+ * framing and event rules, so "first token" means here what it means in the metrics.
+ * Used by the tests, the demo and `infermeter bench`.
+ */
+import { performance } from 'node:perf_hooks';
+import { Agent, request, type Dispatcher } from 'undici';
+import { eventFacts } from '../proxy/events.js';
+import { KEEP, SseFramer } from '../proxy/sse.js';
+import { prng } from './text.js';
+
+export interface LoadOptions {
+  /** Base URL of the server, e.g. http://127.0.0.1:8000 */
+  url: string;
+  model?: string;
+  route?: 'chat' | 'completion';
+  /** How many requests to send in all. */
+  requests: number;
+  /** Closed loop: this many in flight at all times (default 1 when no rate is given). */
+  concurrency?: number;
+  /** Open loop: arrivals per second. */
+  rate?: number;
+  arrivals?: 'poisson' | 'constant';
+  maxTokens?: number;
+  /** Ask for exactly maxTokens tokens (vLLM's ignore_eos), default true. */
+  ignoreEos?: boolean;
+  prompt?: string | ((index: number) => string);
+  /** Seeds Poisson inter-arrival times. */
+  seed?: number;
+  headers?: Record<string, string>;
+  dispatcher?: Dispatcher;
+}
+
+export interface RequestResult {
+  index: number;
+  /** When the request was sent, ms after the run started. */
+  startMs: number;
+  ok: boolean;
+  status: number;
+  /** null when ok; else e.g. "http 500", "stream error event", the socket error. */
+  error: string | null;
+  /** Seconds from sending to the first token-bearing chunk; null if none came. */
+  ttft: number | null;
+  e2e: number;
+  /** Token-bearing chunks (several tokens each under speculative decoding). */
+  chunks: number;
+  /** usage.completion_tokens when the stream had usage, else the chunk count. */
+  outputTokens: number;
+  promptTokens: number | null;
+  /** (e2e − ttft) / (outputTokens − 1), for ok requests with at least 2 tokens. */
+  tpot: number | null;
+}
+
+export interface LoadRun {
+  results: RequestResult[];
+  seconds: number;
+}
+
+const DEFAULT_PROMPT = 'Explain how continuous batching schedules requests in an inference server. '.repeat(8);
+
+export async function runLoad(opts: LoadOptions): Promise<LoadRun> {
+  const ownAgent = opts.dispatcher ? null : new Agent({ keepAliveTimeout: 10_000, connections: null });
+  const dispatcher = opts.dispatcher ?? ownAgent!;
+  const t0 = performance.now();
+  const results: RequestResult[] = new Array(opts.requests);
+  const one = async (i: number) => {
+    results[i] = await streamOne(opts, dispatcher, i, t0);
+  };
+  try {
+    if (opts.rate !== undefined) await openLoop(opts, opts.rate, one);
+    else await closedLoop(opts.requests, opts.concurrency ?? 1, one);
+  } finally {
+    await ownAgent?.close();
+  }
+  return { results, seconds: (performance.now() - t0) / 1000 };
+}
+
+async function closedLoop(total: number, concurrency: number, one: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < total) await one(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, total) }, worker));
+}
+
+async function openLoop(opts: LoadOptions, rate: number, one: (i: number) => Promise<void>): Promise<void> {
+  const rand = prng(opts.seed ?? 1);
+  const start = performance.now();
+  const inFlight: Promise<void>[] = [];
+  let at = 0;
+  for (let i = 0; i < opts.requests; i++) {
+    const wait = start + at - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    inFlight.push(one(i));
+    at += opts.arrivals === 'constant' ? 1000 / rate : (-Math.log(1 - rand()) * 1000) / rate;
+  }
+  await Promise.all(inFlight);
+}
+
+function requestBody(opts: LoadOptions, index: number): string {
+  const prompt = typeof opts.prompt === 'function' ? opts.prompt(index) : (opts.prompt ?? DEFAULT_PROMPT);
+  const common = {
+    ...(opts.model ? { model: opts.model } : {}),
+    max_tokens: opts.maxTokens ?? 128,
+    ignore_eos: opts.ignoreEos ?? true,
+    stream: true,
+    stream_options: { include_usage: true },
+  };
+  return JSON.stringify(opts.route === 'completion' ? { ...common, prompt } : { ...common, messages: [{ role: 'user', content: prompt }] });
+}
+
+async function streamOne(opts: LoadOptions, dispatcher: Dispatcher, index: number, t0: number): Promise<RequestResult> {
+  const path = opts.route === 'completion' ? '/v1/completions' : '/v1/chat/completions';
+  const sent = performance.now();
+  const r: RequestResult = {
+    index, startMs: sent - t0, ok: false, status: 0, error: null, ttft: null, e2e: 0, chunks: 0, outputTokens: 0, promptTokens: null, tpot: null,
+  };
+  let usageTokens = -1;
+  let streamError = false;
+  const framer = new SseFramer(false, (buf, s, e) => {
+    if (e - s === 6 && buf.toString('latin1', s, e) === '[DONE]') return KEEP;
+    let facts;
+    try {
+      facts = eventFacts(JSON.parse(buf.toString('utf8', s, e)));
+    } catch {
+      return KEEP;
+    }
+    if (facts.token) {
+      if (r.chunks++ === 0) r.ttft = (performance.now() - sent) / 1000;
+    }
+    if (facts.error) streamError = true;
+    if (facts.completionTokens >= 0) usageTokens = facts.completionTokens;
+    if (facts.promptTokens >= 0) r.promptTokens = facts.promptTokens;
+    return KEEP;
+  }, () => undefined);
+  try {
+    const res = await request(opts.url + path, {
+      method: 'POST', dispatcher, body: requestBody(opts, index),
+      headers: { 'content-type': 'application/json', ...opts.headers },
+    });
+    r.status = res.statusCode;
+    for await (const chunk of res.body) framer.feed(chunk as Buffer);
+    framer.end();
+    if (res.statusCode >= 400) r.error = `http ${res.statusCode}`;
+    else if (streamError) r.error = 'stream error event';
+  } catch (err) {
+    r.error = (err as Error).message || String(err);
+  }
+  r.e2e = (performance.now() - sent) / 1000;
+  r.outputTokens = usageTokens >= 0 ? usageTokens : r.chunks;
+  r.ok = r.error === null;
+  if (r.ok && r.ttft !== null && r.outputTokens >= 2) r.tpot = (r.e2e - r.ttft) / (r.outputTokens - 1);
+  return r;
+}
+
+export interface Stats {
+  count: number;
+  mean: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+}
+
+export interface LoadSummary {
+  requests: number;
+  ok: number;
+  failed: number;
+  seconds: number;
+  requestsPerSecond: number;
+  outputTokensPerSecond: number;
+  chunksPerSecond: number;
+  ttft: Stats;
+  tpot: Stats;
+  e2e: Stats;
+}
+
+export function summarize(run: LoadRun): LoadSummary {
+  const ok = run.results.filter((r) => r.ok);
+  const sum = (f: (r: RequestResult) => number) => run.results.reduce((a, r) => a + f(r), 0);
+  return {
+    requests: run.results.length,
+    ok: ok.length,
+    failed: run.results.length - ok.length,
+    seconds: run.seconds,
+    requestsPerSecond: ok.length / run.seconds,
+    outputTokensPerSecond: sum((r) => r.outputTokens) / run.seconds,
+    chunksPerSecond: sum((r) => r.chunks) / run.seconds,
+    ttft: stats(ok.map((r) => r.ttft).filter((v): v is number => v !== null)),
+    tpot: stats(ok.map((r) => r.tpot).filter((v): v is number => v !== null)),
+    e2e: stats(ok.map((r) => r.e2e)),
+  };
+}
+
+/** Nearest-rank percentiles; NaN for an empty list. */
+export function stats(values: readonly number[]): Stats {
+  const v = [...values].sort((a, b) => a - b);
+  const at = (q: number) => (v.length === 0 ? NaN : v[Math.min(v.length - 1, Math.ceil(q * v.length) - 1)]!);
+  const mean = v.length === 0 ? NaN : v.reduce((a, b) => a + b, 0) / v.length;
+  return { count: v.length, mean, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: v.length === 0 ? NaN : v[v.length - 1]! };
+}

@@ -1,0 +1,53 @@
+/**
+ * Every metric name the generated rules and dashboards read, in one table. Each must be in
+ * the catalog (src/metrics/catalog.ts); test/unit/rules-names.test.ts checks that, so a
+ * rename in a collector's data table fails a test here instead of silencing an alert.
+ */
+
+export const M = {
+  ttft: 'gen_ai_server_time_to_first_token_seconds',
+  ttfo: 'infermeter_time_to_first_output_seconds',
+  tpot: 'gen_ai_server_time_per_output_token_seconds',
+  e2e: 'gen_ai_server_request_duration_seconds',
+  chunk: 'infermeter_inter_chunk_latency_seconds',
+  requests: 'infermeter_requests_total',
+  tokens: 'infermeter_tokens_total',
+  inFlight: 'infermeter_requests_in_flight',
+  sloRequests: 'infermeter_slo_requests_total',
+  goodput: 'infermeter_goodput_requests_total',
+  judged: 'infermeter_slo_judged_requests_total',
+  sloThreshold: 'infermeter_slo_threshold_seconds',
+  collectorUp: 'infermeter_collector_up',
+  collectorLastSuccess: 'infermeter_collector_last_success_timestamp_seconds',
+  // engine collector (normalized names, label `engine`)
+  kvCache: 'infermeter_engine_kv_cache_usage_ratio',
+  running: 'infermeter_engine_requests_running',
+  waiting: 'infermeter_engine_requests_waiting',
+  prefixQueries: 'infermeter_engine_prefix_cache_queries_total',
+  prefixHits: 'infermeter_engine_prefix_cache_hits_total',
+  preemptions: 'infermeter_engine_preemptions_total',
+  engineTtft: 'infermeter_engine_time_to_first_token_seconds',
+  // GPU collector (nvidia-smi, labels gpu and uuid)
+  gpuUtil: 'infermeter_gpu_sm_utilization_ratio',
+  gpuMemUtil: 'infermeter_gpu_memory_utilization_ratio',
+  gpuMemUsed: 'infermeter_gpu_memory_used_bytes',
+  gpuMemTotal: 'infermeter_gpu_memory_total_bytes',
+  gpuPower: 'infermeter_gpu_power_watts',
+  gpuTemp: 'infermeter_gpu_temperature_celsius',
+  gpuSmClock: 'infermeter_gpu_sm_clock_hertz',
+  gpuMemClock: 'infermeter_gpu_memory_clock_hertz',
+  gpuPcieRx: 'infermeter_gpu_pcie_receive_bytes_per_second',
+  gpuPcieTx: 'infermeter_gpu_pcie_transmit_bytes_per_second',
+  gpuPowerViolation: 'infermeter_gpu_power_violation_ratio',
+  /** 1 while thermally throttled, else 0 (dmon tviol is a flag, not a percentage). */
+  gpuThermalViolation: 'infermeter_gpu_thermal_violation',
+} as const;
+
+/** The SLO histogram each SLO name is measured by. */
+export const SLO_HISTOGRAM = { ttft: M.ttft, ttfo: M.ttfo, tpot: M.tpot, e2e: M.e2e } as const;
+
+/** Collector names as the runner labels them (`collector` label). */
+export const GPU_COLLECTOR = 'gpu';
+
+/** Outcomes that mean the inference server failed the request (DESIGN.md outcome table). */
+export const UPSTREAM_FAILURE_OUTCOMES = ['upstream_error', 'stream_error', 'upstream_timeout', 'upstream_unreachable'] as const;

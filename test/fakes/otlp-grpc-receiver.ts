@@ -1,0 +1,47 @@
+/**
+ * A fake OTLP/gRPC metrics receiver: a real gRPC server (@grpc/grpc-js) on loopback
+ * serving opentelemetry.proto.collector.metrics.v1.MetricsService/Export, decoding each
+ * request with the same protobufjs schema as the HTTP receiver.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { decodeExportRequest, type DecodedMetric, type DecodedRequest } from './otlp-receiver.js';
+
+const EXPORT_PATH = '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export';
+
+export class FakeOtlpGrpcReceiver {
+  readonly received: DecodedRequest[] = [];
+  private readonly server = new grpc.Server();
+
+  async start(): Promise<string> {
+    const service: grpc.ServiceDefinition = {
+      Export: {
+        path: EXPORT_PATH,
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: (v: Buffer) => v,
+        requestDeserialize: (b: Buffer) => b,
+        // An empty ExportMetricsServiceResponse: full success.
+        responseSerialize: () => Buffer.alloc(0),
+        responseDeserialize: (b: Buffer) => b,
+      },
+    };
+    this.server.addService(service, {
+      Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, done: grpc.sendUnaryData<Buffer>) => {
+        this.received.push(decodeExportRequest(call.request));
+        done(null, Buffer.alloc(0));
+      },
+    });
+    const port = await new Promise<number>((resolve, reject) =>
+      this.server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+    return `http://127.0.0.1:${port}`;
+  }
+
+  latest(name: string): DecodedMetric | undefined {
+    const all = this.received.flatMap((r) => (r.resourceMetrics ?? []).flatMap((rm) => (rm.scopeMetrics ?? []).flatMap((sm) => sm.metrics ?? [])));
+    return all.filter((m) => m.name === name).at(-1);
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => this.server.tryShutdown(() => resolve()));
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * A fake OTLP/HTTP metrics receiver: a real HTTP server on loopback that accepts
+ * POST /v1/metrics, decodes the protobuf body with protobufjs against the OTLP schema below
+ * (the subset of opentelemetry-proto's metrics/common/resource messages that metrics use,
+ * field numbers as in opentelemetry-proto v1), and keeps every request for assertions.
+ */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
+import protobuf from 'protobufjs';
+
+const OTLP_METRICS_PROTO = `
+syntax = "proto3";
+package opentelemetry.proto;
+
+message AnyValue {
+  oneof value {
+    string string_value = 1;
+    bool bool_value = 2;
+    int64 int_value = 3;
+    double double_value = 4;
+    ArrayValue array_value = 5;
+    KeyValueList kvlist_value = 6;
+    bytes bytes_value = 7;
+  }
+}
+message ArrayValue { repeated AnyValue values = 1; }
+message KeyValueList { repeated KeyValue values = 1; }
+message KeyValue { string key = 1; AnyValue value = 2; }
+message InstrumentationScope { string name = 1; string version = 2; repeated KeyValue attributes = 3; uint32 dropped_attributes_count = 4; }
+message Resource { repeated KeyValue attributes = 1; uint32 dropped_attributes_count = 2; }
+
+message ExportMetricsServiceRequest { repeated ResourceMetrics resource_metrics = 1; }
+message ResourceMetrics { Resource resource = 1; repeated ScopeMetrics scope_metrics = 2; string schema_url = 3; }
+message ScopeMetrics { InstrumentationScope scope = 1; repeated Metric metrics = 2; string schema_url = 3; }
+message Metric {
+  string name = 1;
+  string description = 2;
+  string unit = 3;
+  oneof data {
+    Gauge gauge = 5;
+    Sum sum = 7;
+    Histogram histogram = 9;
+  }
+}
+enum AggregationTemporality { AGGREGATION_TEMPORALITY_UNSPECIFIED = 0; AGGREGATION_TEMPORALITY_DELTA = 1; AGGREGATION_TEMPORALITY_CUMULATIVE = 2; }
+message Gauge { repeated NumberDataPoint data_points = 1; }
+message Sum { repeated NumberDataPoint data_points = 1; AggregationTemporality aggregation_temporality = 2; bool is_monotonic = 3; }
+message Histogram { repeated HistogramDataPoint data_points = 1; AggregationTemporality aggregation_temporality = 2; }
+message NumberDataPoint {
+  repeated KeyValue attributes = 7;
+  fixed64 start_time_unix_nano = 2;
+  fixed64 time_unix_nano = 3;
+  oneof value { double as_double = 4; sfixed64 as_int = 6; }
+  uint32 flags = 8;
+}
+message HistogramDataPoint {
+  repeated KeyValue attributes = 9;
+  fixed64 start_time_unix_nano = 2;
+  fixed64 time_unix_nano = 3;
+  fixed64 count = 4;
+  optional double sum = 5;
+  repeated fixed64 bucket_counts = 6;
+  repeated double explicit_bounds = 7;
+  uint32 flags = 10;
+  optional double min = 11;
+  optional double max = 12;
+}
+`;
+
+const REQUEST_TYPE = protobuf.parse(OTLP_METRICS_PROTO, { keepCase: false }).root.lookupType('opentelemetry.proto.ExportMetricsServiceRequest');
+
+/** Plain JSON shapes of the decoded messages (protobufjs toObject, longs as numbers). */
+export interface KeyValue { key: string; value: Record<string, unknown> }
+export interface NumberPoint { attributes?: KeyValue[]; asDouble?: number; asInt?: number }
+export interface HistogramPoint { attributes?: KeyValue[]; count: number; sum?: number; bucketCounts?: number[]; explicitBounds?: number[]; min?: number; max?: number }
+export interface DecodedMetric {
+  name: string;
+  description?: string;
+  unit?: string;
+  gauge?: { dataPoints?: NumberPoint[] };
+  sum?: { dataPoints?: NumberPoint[]; aggregationTemporality?: string; isMonotonic?: boolean };
+  histogram?: { dataPoints?: HistogramPoint[]; aggregationTemporality?: string };
+}
+export interface DecodedRequest {
+  resourceMetrics?: { resource?: { attributes?: KeyValue[] }; scopeMetrics?: { scope?: { name?: string; version?: string }; metrics?: DecodedMetric[] }[] }[];
+}
+
+export function decodeExportRequest(body: Uint8Array): DecodedRequest {
+  return REQUEST_TYPE.toObject(REQUEST_TYPE.decode(body), { longs: Number, enums: String, defaults: false, oneofs: false }) as DecodedRequest;
+}
+
+/** Attributes as a flat record of strings/numbers/bools. */
+export function attrs(list: KeyValue[] | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const kv of list ?? []) out[kv.key] = Object.values(kv.value)[0];
+  return out;
+}
+
+export interface ReceivedExport {
+  contentType: string;
+  request: DecodedRequest;
+}
+
+export class FakeOtlpReceiver {
+  readonly received: ReceivedExport[] = [];
+  /** HTTP status to answer with; 200 accepts. */
+  status = 200;
+  private server: Server | null = null;
+  private waiters: (() => void)[] = [];
+
+  /** Listens on loopback; `port` 0 picks a free one (a test may reuse a port it knows is free). */
+  async start(port = 0): Promise<string> {
+    this.server = createServer((req, res) => {
+      void this.handle(req).then(
+        (code) => res.writeHead(code, { 'content-type': 'application/x-protobuf' }).end(),
+        () => res.writeHead(400).end(),
+      );
+    });
+    await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  private async handle(req: IncomingMessage): Promise<number> {
+    if (req.method !== 'POST' || req.url !== '/v1/metrics') return 404;
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    if (this.status !== 200) return this.status;
+    let body = Buffer.concat(chunks);
+    if (req.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
+    this.received.push({ contentType: String(req.headers['content-type']), request: decodeExportRequest(body) });
+    for (const w of this.waiters.splice(0)) w();
+    return 200;
+  }
+
+  /** Every metric of every export, latest export last. */
+  metrics(): DecodedMetric[] {
+    return this.received.flatMap((r) => (r.request.resourceMetrics ?? []).flatMap((rm) => (rm.scopeMetrics ?? []).flatMap((sm) => sm.metrics ?? [])));
+  }
+
+  /** The metric as it was in the latest export that had it (cumulative: the totals). */
+  latest(name: string): DecodedMetric | undefined {
+    return this.metrics().filter((m) => m.name === name).at(-1);
+  }
+
+  /** Resolves once an export satisfies `ok`, or rejects after `timeoutMs`. */
+  async waitFor(ok: () => boolean, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!ok()) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`OTLP receiver: condition not met within ${timeoutMs} ms (${this.received.length} exports received)`);
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, Math.min(left, 200));
+        this.waiters.push(() => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+  }
+
+  async close(): Promise<void> {
+    const s = this.server;
+    if (!s) return;
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+    s.closeAllConnections();
+  }
+}

@@ -1,0 +1,68 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseSloConfig } from '../../src/slo/config.js';
+import { dashboardQueries } from '../../src/slo/dashboards-kit.js';
+import { dashboards } from '../../src/slo/dashboards.js';
+import { checkExpressions, hasPromtool, substituteVariables } from './rules-helpers.js';
+
+const slos = parseSloConfig({ objective: 0.99, window: '30d', default: { ttft: 2, tpot: 0.1 } }, 'test');
+const all = dashboards(slos);
+
+test('overview, GPU and engine dashboards with unique uids and the three template variables', () => {
+  assert.deepEqual(all.map((d) => d.json['uid']), ['infermeter-overview', 'infermeter-gpu', 'infermeter-engine']);
+  for (const d of all) {
+    const vars = (d.json['templating'] as { list: { name: string }[] }).list.map((v) => v.name);
+    assert.deepEqual(vars, ['datasource', 'instance', 'model'], d.file);
+  }
+});
+
+test('panels sit on the 24-column grid without overlapping', () => {
+  for (const d of all) {
+    const taken = new Set<string>();
+    const ids = new Set<number>();
+    for (const p of d.json['panels'] as { id: number; title: string; gridPos: { x: number; y: number; w: number; h: number } }[]) {
+      assert.ok(!ids.has(p.id), `${d.file}: duplicate panel id ${p.id}`);
+      ids.add(p.id);
+      const g = p.gridPos;
+      assert.ok(g.x >= 0 && g.x + g.w <= 24, `${d.file} "${p.title}" leaves the grid`);
+      for (let x = g.x; x < g.x + g.w; x++) {
+        for (let y = g.y; y < g.y + g.h; y++) {
+          assert.ok(!taken.has(`${x},${y}`), `${d.file} "${p.title}" overlaps another panel`);
+          taken.add(`${x},${y}`);
+        }
+      }
+    }
+  }
+});
+
+test('every panel query filters by instance and uses the datasource variable', () => {
+  for (const d of all) {
+    for (const p of d.json['panels'] as { type: string; title: string; datasource?: { uid: string }; targets?: { expr: string }[] }[]) {
+      if (p.type === 'row') continue;
+      assert.equal(p.datasource?.uid, '${datasource}', `${d.file} "${p.title}"`);
+      for (const t of p.targets ?? []) assert.match(t.expr, /instance=~"\$instance"/, `${d.file} "${p.title}"`);
+    }
+  }
+});
+
+test('the overview has the "why is P99 slow" row: TTFT P99, KV cache, waiting requests, GPU utilisation on one axis', () => {
+  const panels = all[0]!.json['panels'] as { type: string; title: string; gridPos: { w: number }; targets?: { expr: string }[] }[];
+  const row = panels.findIndex((p) => p.type === 'row' && /why is P99 slow/i.test(p.title));
+  assert.ok(row >= 0);
+  const exprs = panels.slice(row + 1, row + 5).map((p) => {
+    assert.equal(p.gridPos.w, 24, 'full width, so the time axes line up');
+    return p.targets!.map((t) => t.expr).join('\n');
+  });
+  assert.match(exprs[0]!, /histogram_quantile\(0\.99, .*time_to_first_token/);
+  assert.match(exprs[1]!, /kv_cache_usage_ratio/);
+  assert.match(exprs[2]!, /requests_waiting/);
+  assert.match(exprs[3]!, /gpu_sm_utilization_ratio/);
+});
+
+test('every panel query parses as PromQL once template variables are substituted', (t) => {
+  if (!hasPromtool()) return t.skip('promtool is not installed');
+  const exprs = all.flatMap((d) => dashboardQueries(d.json).map((q) => substituteVariables(q.expr)));
+  assert.ok(exprs.length > 30);
+  const r = checkExpressions(exprs);
+  assert.equal(r.status, 0, r.output);
+});

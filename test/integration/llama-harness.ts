@@ -76,9 +76,23 @@ export interface LlamaServer {
 
 export interface LlamaOptions { parallel?: number; ctx?: number; threads?: number; cpu?: string | null; extra?: string[] }
 
-/** Starts llama-server and waits until /health says ok (model loaded). */
+/**
+ * Starts llama-server and waits until /health says ok (model loaded). The port was free a
+ * moment before; should another process take it first, the server exits and we try again.
+ */
 export async function startLlamaServer(engine: LlamaEngine, opts: LlamaOptions = {}): Promise<LlamaServer> {
-  const port = await freePort();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startLlamaServerOnce(engine, opts, await freePort());
+    } catch (err) {
+      if (attempt >= 3 || !(err instanceof PortTaken)) throw err;
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function startLlamaServerOnce(engine: LlamaEngine, opts: LlamaOptions, port: number): Promise<LlamaServer> {
   const args = [
     '-m', engine.model, '--host', '127.0.0.1', '--port', String(port),
     '--parallel', String(opts.parallel ?? 2), '-c', String(opts.ctx ?? 2048),
@@ -110,7 +124,10 @@ export async function startLlamaServer(engine: LlamaEngine, opts: LlamaOptions =
   };
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (proc.exitCode !== null) throw new Error(`llama-server exited with code ${proc.exitCode} before it was ready:\n${server.logTail()}`);
+    if (proc.exitCode !== null) {
+      const message = `llama-server exited with code ${proc.exitCode} before it was ready:\n${server.logTail()}`;
+      throw /bind|address already in use/i.test(server.logTail()) ? new PortTaken(message) : new Error(message);
+    }
     try {
       const r = await fetch(`${url}/health`);
       if (r.ok) return server;

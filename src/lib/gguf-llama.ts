@@ -12,6 +12,7 @@
  */
 import { GgmlType, GgufType, GgufError, type GgufArray, type GgufFile, type GgufKv, type GgufTensor } from './gguf.js';
 import { kvValue } from './gguf-read.js';
+import { mulberry32 } from './prng.js';
 
 export interface TinyLlamaParams {
   nEmbd: number;
@@ -33,17 +34,7 @@ export const TINY_LLAMA_DEFAULTS: TinyLlamaParams = {
 
 const LLAMA_TOKEN_TYPE_NORMAL = 1;
 
-/** mulberry32: a small, fast, well-spread 32-bit PRNG; uniform in [0, 1). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 };
 
 const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);

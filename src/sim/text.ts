@@ -4,17 +4,8 @@
  * prompt token estimates and block hashes of the prompt for the prefix cache.
  */
 
-/** mulberry32: small, fast, good enough for simulated text and arrivals. Returns [0, 1). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded PRNG for simulated text and arrivals. */
+export { mulberry32 as prng } from '../lib/prng.js';
 
 /** FNV-1a over a string, continuing from `h` (chained hashes of block-aligned prefixes). */
 export function fnv1a(text: string, h = 0x811c9dc5, from = 0, to = text.length): number {

@@ -1,5 +1,6 @@
 /** Shared test plumbing: fixtures, a running infermeter, scraping its /metrics. */
 import { readFileSync } from 'node:fs';
+import { after, before } from 'node:test';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
@@ -7,6 +8,7 @@ import { request } from 'undici';
 import { resolveConfig, type Config } from '../src/config.js';
 import { startInfermeter, type Running } from '../src/main.js';
 import { parsePrometheusText, sumSamples, type Sample } from '../src/lib/prom-text.js';
+import { startFakeUpstream, type FakeUpstream } from './fakes/upstream.js';
 
 /** Repo root, from dist/test/helpers.js. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -80,4 +82,18 @@ export async function rawPost(url: string, body: unknown, headers: Record<string
   const chunks: Buffer[] = [];
   for await (const c of res.body) chunks.push(c as Buffer);
   return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) };
+}
+
+/** A fake upstream and an infermeter in front of it, shared by every test of the file. */
+export function proxyOverFakeUpstream(overrides: Record<string, string | boolean> = {}): { upstream: FakeUpstream; proxy: TestProxy } {
+  const env = {} as { upstream: FakeUpstream; proxy: TestProxy };
+  before(async () => {
+    env.upstream = await startFakeUpstream();
+    env.proxy = await startProxy({ upstream: env.upstream.url, ...overrides });
+  });
+  after(async () => {
+    await env.proxy.close();
+    await env.upstream.close();
+  });
+  return env;
 }

@@ -3,10 +3,9 @@
  * split across writes, invalid JSON, CRLF separators, missing [DONE]): the client receives
  * exactly the upstream's bytes, minus only the usage chunk infermeter asked for itself.
  */
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.js';
-import { rawPost, startProxy, sumSamples, waitForMetrics, type TestProxy } from '../helpers.js';
+import { rawPost, sumSamples, waitForMetrics, proxyOverFakeUpstream } from '../helpers.js';
 
 const STREAMS = 300;
 const WORDS = ['hello', ' world', 'ünïcödé', ' 日本語', ' 🚀🔥', 'Ωμέγα', ' \\"quoted\\"', ' tab\\t', ''];
@@ -46,16 +45,7 @@ function generate(rand: () => number): Generated {
   return { bytes, withoutUsage, invalidBeforeUsage: invalid };
 }
 
-let upstream: FakeUpstream;
-let proxy: TestProxy;
-before(async () => {
-  upstream = await startFakeUpstream();
-  proxy = await startProxy({ upstream: upstream.url });
-});
-after(async () => {
-  await proxy.close();
-  await upstream.close();
-});
+const env = proxyOverFakeUpstream();
 
 test(`${STREAMS} randomized streams arrive byte for byte`, async () => {
   const rand = rng(42);
@@ -70,7 +60,7 @@ test(`${STREAMS} randomized streams arrive byte for byte`, async () => {
   for (let i = 0; i < cases.length; i += 25) {
     await Promise.all(
       cases.slice(i, i + 25).map(async (c) => {
-        const res = await rawPost(`${proxy.url}/v1/chat/completions`, {
+        const res = await rawPost(`${env.proxy.url}/v1/chat/completions`, {
           model: 'fake-model',
           stream: true,
           ...(c.askUsage ? { stream_options: { include_usage: true } } : {}),
@@ -86,17 +76,17 @@ test(`${STREAMS} randomized streams arrive byte for byte`, async () => {
   }
   console.log(`streams=${STREAMS} bytes_compared=${compared} anomalies=${anomalies}`);
   assert.equal(anomalies, 0);
-  const samples = await waitForMetrics(proxy.metricsUrl, (s) => sumSamples(s, 'infermeter_requests_total') === STREAMS);
+  const samples = await waitForMetrics(env.proxy.metricsUrl, (s) => sumSamples(s, 'infermeter_requests_total') === STREAMS);
   assert.equal(sumSamples(samples, 'infermeter_metering_failures_total', { reason: 'invalid_json' }), STREAMS - metered);
   assert.equal(sumSamples(samples, 'infermeter_requests_total', { outcome: 'ok' }), STREAMS);
 });
 
 test('the upstream sees include_usage injected only when the client did not ask', async () => {
-  const before = upstream.events.filter((e) => e.kind === 'request').length;
-  await rawPost(`${proxy.url}/v1/chat/completions`, { model: 'fake-model', stream: true, fake: { schedule: { firstMs: 1, chunks: 2, gapMs: 1 } } });
-  await rawPost(`${proxy.url}/v1/chat/completions`, { model: 'fake-model', stream: true, stream_options: { include_usage: false, continuous_usage_stats: true } });
-  await rawPost(`${proxy.url}/v1/chat/completions`, '{"model":"fake-model","stream":false}');
-  const seen = upstream.events.filter((e) => e.kind === 'request').slice(before).map((e) => JSON.parse(e.body!) as Record<string, unknown>);
+  const before = env.upstream.events.filter((e) => e.kind === 'request').length;
+  await rawPost(`${env.proxy.url}/v1/chat/completions`, { model: 'fake-model', stream: true, fake: { schedule: { firstMs: 1, chunks: 2, gapMs: 1 } } });
+  await rawPost(`${env.proxy.url}/v1/chat/completions`, { model: 'fake-model', stream: true, stream_options: { include_usage: false, continuous_usage_stats: true } });
+  await rawPost(`${env.proxy.url}/v1/chat/completions`, '{"model":"fake-model","stream":false}');
+  const seen = env.upstream.events.filter((e) => e.kind === 'request').slice(before).map((e) => JSON.parse(e.body!) as Record<string, unknown>);
   assert.deepEqual(seen[0]!['stream_options'], { include_usage: true });
   assert.deepEqual(seen[1]!['stream_options'], { include_usage: true, continuous_usage_stats: true });
   assert.equal(seen[2]!['stream_options'], undefined, 'non-streaming requests are forwarded untouched');

@@ -1,24 +1,14 @@
 /** A client that leaves mid-stream: the upstream sees its connection closed at once. */
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
-import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.js';
-import { startProxy, sumSamples, waitForMetrics, type TestProxy } from '../helpers.js';
+import { sumSamples, waitForMetrics, proxyOverFakeUpstream } from '../helpers.js';
 
-let upstream: FakeUpstream;
-let proxy: TestProxy;
-before(async () => {
-  upstream = await startFakeUpstream();
-  proxy = await startProxy({ upstream: upstream.url });
-});
-after(async () => {
-  await proxy.close();
-  await upstream.close();
-});
+const env = proxyOverFakeUpstream();
 
 test('client abort mid-stream closes the upstream request within 100 ms; outcome client_abort', async () => {
   const ac = new AbortController();
-  const res = await request(`${proxy.url}/v1/chat/completions`, {
+  const res = await request(`${env.proxy.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'fake-model', stream: true, fake: { schedule: { firstMs: 10, chunks: 1000, gapMs: 10 } } }),
@@ -38,22 +28,22 @@ test('client abort mid-stream closes the upstream request within 100 ms; outcome
     /* the abort */
   }
   const deadline = Date.now() + 2000;
-  let closed = upstream.events.find((e) => e.kind === 'closed-early');
+  let closed = env.upstream.events.find((e) => e.kind === 'closed-early');
   while (!closed && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 5));
-    closed = upstream.events.find((e) => e.kind === 'closed-early');
+    closed = env.upstream.events.find((e) => e.kind === 'closed-early');
   }
   assert.ok(closed, 'the upstream saw its request closed');
   assert.ok(closed.at - abortedAt < 100, `upstream closed ${closed.at - abortedAt} ms after the client left`);
-  const s = await waitForMetrics(proxy.metricsUrl, (x) => sumSamples(x, 'infermeter_requests_total') === 1);
+  const s = await waitForMetrics(env.proxy.metricsUrl, (x) => sumSamples(x, 'infermeter_requests_total') === 1);
   assert.equal(sumSamples(s, 'infermeter_requests_total', { outcome: 'client_abort' }), 1);
   assert.equal(sumSamples(s, 'infermeter_requests_in_flight'), 0);
 });
 
 test('client abort while waiting for the first token also aborts upstream', async () => {
-  const before = upstream.events.filter((e) => e.kind === 'closed-early').length;
+  const before = env.upstream.events.filter((e) => e.kind === 'closed-early').length;
   const ac = new AbortController();
-  const pending = request(`${proxy.url}/v1/chat/completions`, {
+  const pending = request(`${env.proxy.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'fake-model', stream: true, fake: { headersDelayMs: 2000 } }),
@@ -63,8 +53,8 @@ test('client abort while waiting for the first token also aborts upstream', asyn
   ac.abort();
   await assert.rejects(pending);
   const deadline = Date.now() + 3000;
-  while (upstream.events.filter((e) => e.kind === 'closed-early').length === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-  assert.ok(upstream.events.filter((e) => e.kind === 'closed-early').length > before, 'upstream request closed');
-  const s = await waitForMetrics(proxy.metricsUrl, (x) => sumSamples(x, 'infermeter_requests_total', { outcome: 'client_abort' }) === 2);
+  while (env.upstream.events.filter((e) => e.kind === 'closed-early').length === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(env.upstream.events.filter((e) => e.kind === 'closed-early').length > before, 'upstream request closed');
+  const s = await waitForMetrics(env.proxy.metricsUrl, (x) => sumSamples(x, 'infermeter_requests_total', { outcome: 'client_abort' }) === 2);
   assert.equal(sumSamples(s, 'infermeter_requests_in_flight'), 0);
 });

@@ -5,13 +5,15 @@
  * infermeter CPU per 1,000 chunks and memory per in-flight stream. Medians and ratios only:
  * the machine is shared and noisy.
  *
- * BENCH_SECONDS (default 3) sets the length of each cell.
+ * BENCH_SECONDS (default 3) sets the length of each cell, BENCH_ROUNDS (default 3) how many
+ * interleaved rounds each cell's median is taken over, BENCH_CONCURRENCY the stream counts.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
 import { ROOT, closedLoop, cpuSeconds, percentile, rssBytes, sorted, startNginx, startProcess, streamOnce, type StreamSample } from './lib.js';
 
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 3);
+const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
 const CONCURRENCY = (process.env['BENCH_CONCURRENCY'] ?? '1,64,256').split(',').map(Number);
 const MODELS = 64;
 const node = process.execPath;
@@ -62,30 +64,46 @@ await new Promise((r) => setTimeout(r, 2000)); // model list fetched; records fl
 const series = (await (await request(metricsUrl)).body.text()).split('\n').filter((l) => l.startsWith('gen_ai_server_time_to_first_token_seconds_bucket')).length;
 
 const rows: Record<string, unknown>[] = [];
-console.log(`\ninfermeter proxy benchmark: ${SECONDS}s per cell, stream = 20 chunks 10 ms apart after 20 ms; medians of the cell's samples`);
+console.log(`\ninfermeter proxy benchmark: ${SECONDS}s per cell × ${ROUNDS} interleaved rounds (median of rounds); stream = 20 chunks 10 ms apart after 20 ms`);
 console.log(`registry: ${MODELS} models → ${series} TTFT bucket lines (~${Math.round(series / 25)} TTFT series; 7 histograms per model)`);
-console.log('\nstreams | path                  | TTFT p50 | TTFT p99 | chunk p50 | chunk p99 | +TTFT p50 | +TTFT p99 | +chunk p99 | requests');
+console.log('\nstreams | path                   | TTFT p50 | TTFT p99 | chunk p50 | chunk p99 | +TTFT p50 | +TTFT p99 | +chunk p99 | requests');
 for (const c of CONCURRENCY) {
-  const results: [string, Cell][] = [];
-  results.push(['direct', summarize(await closedLoop(direct, c, SECONDS * 1000, body))]);
-  results.push(['nginx', summarize(await closedLoop(plain, c, SECONDS * 1000, body))]);
-  results.push(['infermeter', summarize(await closedLoop(through, c, SECONDS * 1000, body))]);
-  const stop = { done: false };
-  const scraping = scrapeLoop(stop);
-  results.push(['infermeter + scrape/1s', summarize(await closedLoop(through, c, SECONDS * 1000, body))]);
-  stop.done = true;
-  const { scrapes, bytes } = await scraping;
+  // Rounds interleave the paths so that noise from the shared machine hits all of them alike;
+  // each figure is the median over rounds.
+  const paths: [string, string, boolean][] = [['direct', direct, false], ['nginx', plain, false], ['infermeter', through, false], ['infermeter + scrape/1s', through, true]];
+  const perPath = new Map<string, Cell[]>(paths.map(([n]) => [n, []]));
+  let scrapes = 0;
+  let bytes = 0;
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, base, scrape] of paths) {
+      const stop = { done: false };
+      const scraping = scrape ? scrapeLoop(stop) : null;
+      perPath.get(name)!.push(summarize(await closedLoop(base, c, SECONDS * 1000, body)));
+      stop.done = true;
+      if (scraping) {
+        const r = await scraping;
+        scrapes += r.scrapes;
+        bytes = r.bytes;
+      }
+    }
+  }
+  const med = (cells: Cell[], k: keyof Cell) => percentile(sorted(cells.map((x) => x[k])), 50);
+  const results: [string, Cell][] = paths.map(([n]) => {
+    const cells = perPath.get(n)!;
+    return [n, { ttftP50: med(cells, 'ttftP50'), ttftP99: med(cells, 'ttftP99'), oneWayP50: med(cells, 'oneWayP50'), oneWayP99: med(cells, 'oneWayP99'), requests: cells.reduce((a, x) => a + x.requests, 0), errors: cells.reduce((a, x) => a + x.errors, 0) }];
+  });
   const base = results[0]![1];
   for (const [name, r] of results) {
     const added = { ttftP50: r.ttftP50 - base.ttftP50, ttftP99: r.ttftP99 - base.ttftP99, chunkP99: r.oneWayP99 - base.oneWayP99 };
     rows.push({ streams: c, path: name, ...r, addedTtftP50: added.ttftP50, addedTtftP99: added.ttftP99, addedChunkP99: added.chunkP99 });
     console.log(
-      `${String(c).padStart(7)} | ${name.padEnd(21)} | ${r.ttftP50.toFixed(2).padStart(8)} | ${r.ttftP99.toFixed(2).padStart(8)} | ${r.oneWayP50.toFixed(3).padStart(9)} | ${r.oneWayP99.toFixed(3).padStart(9)} | ${name === 'direct' ? '        -' : added.ttftP50.toFixed(3).padStart(9)} | ${name === 'direct' ? '        -' : added.ttftP99.toFixed(3).padStart(9)} | ${name === 'direct' ? '         -' : added.chunkP99.toFixed(3).padStart(10)} | ${r.requests}${r.errors ? ` (${r.errors} errors)` : ''}`,
+      `${String(c).padStart(7)} | ${name.padEnd(22)} | ${r.ttftP50.toFixed(2).padStart(8)} | ${r.ttftP99.toFixed(2).padStart(8)} | ${r.oneWayP50.toFixed(3).padStart(9)} | ${r.oneWayP99.toFixed(3).padStart(9)} | ${name === 'direct' ? '        -' : added.ttftP50.toFixed(3).padStart(9)} | ${name === 'direct' ? '        -' : added.ttftP99.toFixed(3).padStart(9)} | ${name === 'direct' ? '         -' : added.chunkP99.toFixed(3).padStart(10)} | ${r.requests}${r.errors ? ` (${r.errors} errors)` : ''}`,
     );
   }
   const ng = rows.find((x) => x['streams'] === c && x['path'] === 'nginx')!;
   const imr = rows.find((x) => x['streams'] === c && x['path'] === 'infermeter')!;
-  console.log(`        ratio infermeter/nginx added TTFT p99: ${((imr['addedTtftP99'] as number) / (ng['addedTtftP99'] as number)).toFixed(2)} · scrapes during run: ${scrapes} of ${(bytes / 1024).toFixed(0)} KiB`);
+  const ims = rows.find((x) => x['streams'] === c && x['path'] === 'infermeter + scrape/1s')!;
+  console.log(`        added TTFT p99: infermeter ${(imr['addedTtftP99'] as number).toFixed(3)} ms, nginx ${(ng['addedTtftP99'] as number).toFixed(3)} ms; with scrape ${(ims['addedTtftP99'] as number).toFixed(3)} ms · ${scrapes} scrapes of ${(bytes / 1024).toFixed(0)} KiB`);
 }
 
 // Throughput: 64 streams of back-to-back chunks, counted at the client.

@@ -115,7 +115,8 @@ export class Exchange {
     const collectJson = json && !encoded && statusCode < 400;
     const res = this.res;
     res.writeHead(statusCode, clientResponseHeaders(headers, framer !== null && meter.stripUsage));
-    res.flushHeaders();
+    // A stream's headers go out now, as the upstream sent them; a plain body carries its own.
+    if (contentType.includes('event-stream')) res.flushHeaders();
 
     const onData = (chunk: Buffer) => {
       meter.now = performance.now();

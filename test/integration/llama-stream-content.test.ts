@@ -90,18 +90,27 @@ withLlama('streamed content through infermeter equals the direct stream', (engin
   });
 
   // llama.cpp extension: a chat stream that did not ask for usage carries `timings` on its
-  // finish chunk. infermeter injects include_usage; the server then moves `timings` onto the
-  // separate usage chunk, which infermeter removes, so the client loses `timings`. Content is
-  // unaffected (checked above). Reported to the proxy owner; a todo until the proxy keeps it.
-  test('a chat client that did not ask for usage still gets llama.cpp\'s timings', { todo: 'usage-chunk stripping drops llama.cpp timings' }, async () => {
+  // finish chunk. With include_usage injected (the default) the server moves `timings` onto
+  // the separate usage chunk, which infermeter hides from this client: every content chunk is
+  // unchanged, `timings` is gone (README documents it). --inject-usage=false keeps the stream
+  // exactly as the server sends it.
+  test('llama.cpp timings: hidden with the injected usage chunk; kept with --inject-usage=false', async () => {
     const post = async (base: string) => readSse(await fetch(`${base}/v1/chat/completions`, {
       method: 'POST', headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'tiny-llama', messages: [{ role: 'user', content: 'hi' }], stream: true, max_tokens: 4, temperature: 0 }),
     }));
     const direct = await post(llama.url);
-    const proxied = await post(meter.url);
-    assert.equal(proxied.events.length, direct.events.length);
     assert.equal(direct.events.filter((e) => 'timings' in e).length, 1, 'direct: timings on the finish chunk');
-    assert.equal(proxied.events.filter((e) => 'timings' in e).length, 1, 'through infermeter: timings kept');
+    const injected = await post(meter.url);
+    assert.equal(injected.events.length, direct.events.length, 'same number of events');
+    assert.equal(injected.events.filter((e) => 'timings' in e).length, 0, 'the documented trade-off');
+    const plain = await startMeter(llama.url, { injectUsage: 'false' });
+    try {
+      const kept = await post(plain.url);
+      assert.equal(kept.events.length, direct.events.length);
+      assert.equal(kept.events.filter((e) => 'timings' in e).length, 1, 'through infermeter without injection: timings kept');
+    } finally {
+      await plain.close();
+    }
   });
 });

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { simulateCommand } from './sim/command.js';
 import { demoCommand } from './demo/command.js';
+import { benchCommand } from './bench/command.js';
 
 /**
  * Subcommands besides the proxy, one factory per feature (simulate, demo, rules, bench, ...).
@@ -9,4 +10,5 @@ import { demoCommand } from './demo/command.js';
 export const SUBCOMMANDS: readonly (() => Command)[] = [
   simulateCommand,
   demoCommand,
+  benchCommand,
 ];

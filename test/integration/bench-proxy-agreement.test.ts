@@ -1,0 +1,44 @@
+/**
+ * Agreement: a bench run through infermeter's proxy sees per request the TTFT, TPOT and E2E
+ * that the proxy's histograms record, within a few ms (the client starts its clock before
+ * the proxy receives the request and reads the last byte after the proxy relays it). The
+ * client, the proxy and the simulator share one process here, so the margins also hold
+ * the time each waits for the others on the one event loop.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startSimulator } from '../../src/sim/index.js';
+import { runBench } from '../../src/bench/run.js';
+import { startProxy, sumSamples, waitForMetrics } from '../helpers.js';
+import { benchOptions } from './bench-helpers.js';
+
+const NAMES = { ttft: 'gen_ai_server_time_to_first_token_seconds', tpot: 'gen_ai_server_time_per_output_token_seconds', e2e: 'gen_ai_server_request_duration_seconds' };
+
+test('bench through the proxy: client-side TTFT/TPOT/E2E agree with the proxy histograms within a few ms per request', { timeout: 60_000 }, async () => {
+  const sim = await startSimulator({ listen: '127.0.0.1:0', decodeStepMs: 8, prefillTps: 20_000 });
+  const proxy = await startProxy({ upstream: sim.url });
+  try {
+    // A first run warms connections and code paths; the comparison is on what the second adds.
+    await runBench(benchOptions(proxy.url, { warmup: 0, requests: 3 }));
+    const warm = await waitForMetrics(proxy.metricsUrl, (s) => sumSamples(s, `${NAMES.e2e}_count`) >= 3);
+    const report = await runBench(benchOptions(proxy.url, { warmup: 0, requests: 6, concurrency: [3], durationSeconds: 1 }));
+    const all = [...report.singleStream!.requests, ...report.steps.flatMap((s) => s.requests)].filter((r) => r.outcome === 'ok');
+    const n = all.length;
+    assert.ok(n >= 10, `${n} ok requests`);
+    const base = sumSamples(warm, `${NAMES.e2e}_count`);
+    const now = await waitForMetrics(proxy.metricsUrl, (s) => sumSamples(s, `${NAMES.e2e}_count`) >= base + n);
+    for (const key of ['ttft', 'tpot', 'e2e'] as const) {
+      const client = all.map((r) => r[key]).filter((v): v is number => v !== null);
+      const delta = (what: string) => sumSamples(now, `${NAMES[key]}_${what}`) - sumSamples(warm, `${NAMES[key]}_${what}`);
+      assert.equal(delta('count'), client.length, `${key}: the proxy recorded as many requests as the bench measured`);
+      const meanDiffMs = ((client.reduce((a, b) => a + b, 0) - delta('sum')) / client.length) * 1000;
+      // The client's clock starts earlier and stops later: it may only read a little more.
+      const [lo, hi] = key === 'tpot' ? [-0.5, 0.5] : [-0.5, 8];
+      assert.ok(meanDiffMs >= lo && meanDiffMs <= hi, `${key}: client − proxy = ${meanDiffMs.toFixed(3)} ms per request`);
+      console.log(`${key}: client − proxy = ${meanDiffMs.toFixed(3)} ms per request (${client.length} requests)`);
+    }
+  } finally {
+    await proxy.close();
+    await sim.close();
+  }
+});

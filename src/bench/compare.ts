@@ -18,7 +18,10 @@ export function compareRows(a: BenchReport, b: BenchReport): Row[] {
   const rows: Row[] = [];
   const sa = a.singleStream?.summary ?? null;
   const sb = b.singleStream?.summary ?? null;
-  if (sa || sb) rows.push(...phaseRows('single-stream', sa, sb, false));
+  if (sa || sb) {
+    rows.push(...phaseRows('single-stream', sa, sb, false));
+    rows.push({ metric: 'single-stream prefix cache hits', a: a.singleStream?.resources?.prefixCacheHitRatio ?? null, b: b.singleStream?.resources?.prefixCacheHitRatio ?? null, unit: '%' });
+  }
   const key = (s: StepReport) => `${s.mode}:${s.load}`;
   const keys = [...new Set([...a.steps, ...b.steps].map(key))];
   for (const k of keys) {
@@ -27,6 +30,7 @@ export function compareRows(a: BenchReport, b: BenchReport): Row[] {
     rows.push(...phaseRows(stepLabel((x ?? y)!), x?.summary ?? null, y?.summary ?? null, true));
     rows.push({ metric: `${stepLabel((x ?? y)!)} GPU util mean`, a: x?.resources.gpuUtilization.mean ?? null, b: y?.resources.gpuUtilization.mean ?? null, unit: '%' });
     rows.push({ metric: `${stepLabel((x ?? y)!)} KV cache mean`, a: x?.resources.kvCacheUsage.mean ?? null, b: y?.resources.kvCacheUsage.mean ?? null, unit: '%' });
+    rows.push({ metric: `${stepLabel((x ?? y)!)} prefix cache hits`, a: x?.resources.prefixCacheHitRatio ?? null, b: y?.resources.prefixCacheHitRatio ?? null, unit: '%' });
   }
   return rows.filter((r) => r.a !== null || r.b !== null);
 }

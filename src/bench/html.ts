@@ -36,7 +36,7 @@ h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px} .sub{colo
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(540px,1fr));gap:12px}
 .chart{border:1px solid #eee;border-radius:8px;background:#fff}
 table{border-collapse:collapse;font-size:12.5px;margin:8px 0} th,td{border:1px solid #ddd;padding:4px 8px;text-align:right} th{background:#f6f6f6}
-td:first-child,th:first-child{text-align:left} code{font-size:12px}
+td:first-child,th:first-child{text-align:left} table:first-of-type td{text-align:left} code{font-size:12px}
 </style></head><body>
 <h1>${escapeHtml(title)}</h1>
 <div class="sub">${escapeHtml(engineText(r))} at ${escapeHtml(String(r.config['target']))} · GPU: ${escapeHtml(gpuText(r))} · ${escapeHtml(String(r.environment['date']))}</div>
@@ -85,12 +85,13 @@ function timeline(r: BenchReport): string {
   const e = r.monitor.engine;
   const g = r.monitor.gpu.filter((s) => s.gpu === 0);
   if (e.length === 0 && g.length === 0) return '';
+  const marks = [...(r.singleStream ? [{ x: r.singleStream.startedAt, label: 'single' }] : []), ...r.steps.map((s) => ({ x: s.startedAt, label: stepLabel(s) }))];
   const charts = [];
-  if (e.length) charts.push(lineChart({ title: 'Engine over time', yLabel: 'KV % / requests', x: e.map((s) => Number(s.t.toFixed(1))), width: 1090, series: [
+  if (e.length) charts.push(lineChart({ title: 'Engine over time', yLabel: 'KV % / requests', x: e.map((s) => Number(s.t.toFixed(1))), width: 1090, marks, series: [
     { name: 'KV cache %', color: COLORS.a, values: e.map((s) => percent(s.kvCacheUsage)) },
     { name: 'running', color: COLORS.c, values: e.map((s) => s.requestsRunning) },
     { name: 'waiting', color: COLORS.p99, values: e.map((s) => s.requestsWaiting) }] }));
-  if (g.length) charts.push(lineChart({ title: 'GPU 0 over time', yLabel: '%', x: g.map((s) => Number(s.t.toFixed(1))), width: 1090, yMax: 100, series: [
+  if (g.length) charts.push(lineChart({ title: 'GPU 0 over time', yLabel: '%', x: g.map((s) => Number(s.t.toFixed(1))), width: 1090, yMax: 100, marks, series: [
     { name: 'utilisation %', color: COLORS.good, values: g.map((s) => percent(s.utilization)) },
     { name: 'memory utilisation %', color: COLORS.b, values: g.map((s) => percent(s.memoryUtilization)) }] }));
   return `<h2>Timeline (seconds since start)</h2><div>${charts.join('\n')}</div>`;

@@ -4,6 +4,9 @@ import { BENCH_SLOS } from './report.js';
 import type { Distribution } from './stats.js';
 import { DASH, engineText, errorsText, gib, gpuText, msText, num, pct, stepLabel } from './format.js';
 
+/** Distinct synthetic prompts share little beyond a block or two; more than this was cached before. */
+const CACHED_WARNING = 0.1;
+
 export function renderMarkdown(r: BenchReport): string {
   const c = r.config;
   const out: string[] = [];
@@ -23,7 +26,8 @@ export function renderMarkdown(r: BenchReport): string {
   const ss = r.singleStream;
   if (ss) {
     const s = ss.summary;
-    out.push(`## Single stream (${s.ok}/${s.requests} ok, output length matched in ${s.outputLengthMatched}/${s.ok})`, '');
+    const hits = ss.resources.prefixCacheHitRatio;
+    out.push(`## Single stream (${s.ok}/${s.requests} ok, output length matched in ${s.outputLengthMatched}/${s.ok}${hits === null ? '' : `, prefix cache hits ${pct(hits)}`})`, '');
     out.push('| metric | min | mean | P50 | P95 | P99 | max |', '| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
     const row = (name: string, d: Distribution, f: (v: number | null) => string) =>
       `| ${name} | ${f(d.min)} | ${f(d.mean)} | ${f(d.p50)} | ${f(d.p95)} | ${f(d.p99)} | ${f(d.max)} |`;
@@ -48,6 +52,11 @@ export function renderMarkdown(r: BenchReport): string {
     out.push('');
     const mem = r.steps.map((st) => st.resources.gpuMemoryUsedBytes.max).filter((v): v is number => v !== null);
     if (mem.length) out.push(`GPU memory used, max over steps: ${gib(Math.max(...mem))} GiB.`, '');
+  }
+  const cached = [...(r.singleStream ? [['single stream', r.singleStream.resources.prefixCacheHitRatio] as const] : []), ...r.steps.map((st) => [stepLabel(st), st.resources.prefixCacheHitRatio] as const)]
+    .filter(([, ratio]) => ratio !== null && ratio > CACHED_WARNING);
+  if (cached.length) {
+    out.push(`**Warning**: the engine found ${cached.map(([name, ratio]) => `${pct(ratio)} of prompt tokens (${name})`).join(', ')} in its prefix cache: the prompts were cached, most likely by an earlier run with the same --seed, and TTFT reads low. Rerun with another --seed or a restarted server.`, '');
   }
   out.push(`Percentiles: ${r.definitions['percentiles']}. TPOT = ${r.definitions['tpot']}. Goodput = ${r.definitions['goodput']}.`, '');
   if (r.monitor.gpuError) out.push(`GPU sampling: ${r.monitor.gpuError}.`, '');

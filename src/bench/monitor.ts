@@ -91,6 +91,8 @@ export class Monitor {
         kvCacheUsage: first(snap, 'infermeter_engine_kv_cache_usage_ratio'),
         requestsRunning: first(snap, 'infermeter_engine_requests_running'),
         requestsWaiting: first(snap, 'infermeter_engine_requests_waiting'),
+        prefixCacheQueries: first(snap, 'infermeter_engine_prefix_cache_queries_total'),
+        prefixCacheHits: first(snap, 'infermeter_engine_prefix_cache_hits_total'),
       });
     } catch (err) {
       this.engineError = (err as Error).message;
@@ -103,9 +105,16 @@ export class Monitor {
     return (performance.now() - this.opts.origin) / 1000;
   }
 
-  /** Samples taken in [from, to] seconds since the bench started. */
-  between(from: number, to: number): { gpu: GpuSample[]; engine: EngineSample[] } {
-    return { gpu: this.gpu.filter((s) => s.t >= from && s.t <= to), engine: this.engine.filter((s) => s.t >= from && s.t <= to) };
+  /** Samples taken in [from, to] seconds since the bench started, and the engine sample just before. */
+  between(from: number, to: number): { gpu: GpuSample[]; engine: EngineSample[]; before: EngineSample | null } {
+    const before = this.engine.filter((s) => s.t < from).pop() ?? null;
+    return { gpu: this.gpu.filter((s) => s.t >= from && s.t <= to), engine: this.engine.filter((s) => s.t >= from && s.t <= to), before };
+  }
+
+  /** Takes one engine sample now (phase boundaries), so counter deltas cover the whole phase. */
+  async sampleEngine(): Promise<void> {
+    while (this.scraping) await new Promise((r) => setTimeout(r, 5));
+    await this.scrape();
   }
 
   async stop(): Promise<void> {

@@ -2,6 +2,7 @@
 import { ConfigError } from '../errors.js';
 import { oneOf, parseDuration, parseHttpUrl, parseList } from '../lib/parse.js';
 import { SLO_NAMES, type Thresholds } from '../slo/config.js';
+import { ENGINES } from '../config.js';
 import { BENCH_SLOS } from './report.js';
 import type { BenchOptions } from './run.js';
 
@@ -98,7 +99,7 @@ export function resolveBenchOptions(f: BenchFlags, command: string[]): BenchOpti
     slo: flag('--slo', () => parseSloFlag(f.slo)),
     nvidiaSmi: f.nvidiaSmi === 'none' ? null : f.nvidiaSmi,
     engineMetrics: f.engineMetrics === 'none' ? '' : f.engineMetrics === undefined ? null : flag('--engine-metrics', () => parseHttpUrl(f.engineMetrics!)),
-    engine: f.engine ?? null,
+    engine: f.engine === undefined ? null : flag('--engine', () => oneOf(ENGINES)(f.engine!)),
     sampleIntervalMs: flag('--sample-interval', () => Math.max(100, parseDuration(f.sampleInterval) * 1000)),
     command,
   };

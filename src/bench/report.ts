@@ -71,6 +71,12 @@ export interface ResourceSummary {
   kvCacheUsage: GaugeSummary;
   requestsRunning: GaugeSummary;
   requestsWaiting: GaugeSummary;
+  /**
+   * Prompt tokens found in the engine's prefix cache / looked up, over the phase (counter
+   * deltas); null when the engine does not say. A high ratio in a benchmark of distinct
+   * prompts means the server still holds them from an earlier run with the same seed.
+   */
+  prefixCacheHitRatio: number | null;
 }
 
 export interface GpuSample {
@@ -88,6 +94,9 @@ export interface EngineSample {
   kvCacheUsage: number | null;
   requestsRunning: number | null;
   requestsWaiting: number | null;
+  /** The engine's counters, cumulative. */
+  prefixCacheQueries: number | null;
+  prefixCacheHits: number | null;
 }
 
 export interface StepReport {
@@ -111,7 +120,7 @@ export interface BenchReport {
   config: Record<string, unknown>;
   definitions: Record<string, string>;
   warmup: { requests: number; ok: number };
-  singleStream: { summary: PhaseSummary; requests: RequestSample[] } | null;
+  singleStream: { startedAt: number; summary: PhaseSummary; resources: ResourceSummary; requests: RequestSample[] } | null;
   steps: StepReport[];
   monitor: { intervalSeconds: number; gpu: GpuSample[]; engine: EngineSample[]; gpuError: string | null; engineError: string | null };
 }
@@ -196,7 +205,10 @@ export function summarizePhase(samples: readonly RequestSample[], seconds: numbe
   };
 }
 
-export function summarizeResources(gpu: readonly GpuSample[], engine: readonly EngineSample[]): ResourceSummary {
+/**
+ * @param before the last engine sample before the phase, as the baseline of the counters.
+ */
+export function summarizeResources(gpu: readonly GpuSample[], engine: readonly EngineSample[], before: EngineSample | null = null): ResourceSummary {
   const g = (f: (s: GpuSample) => number | null) => gaugeSummary(gpu.map(f).filter((v): v is number => v !== null));
   const e = (f: (s: EngineSample) => number | null) => gaugeSummary(engine.map(f).filter((v): v is number => v !== null));
   return {
@@ -207,5 +219,15 @@ export function summarizeResources(gpu: readonly GpuSample[], engine: readonly E
     kvCacheUsage: e((s) => s.kvCacheUsage),
     requestsRunning: e((s) => s.requestsRunning),
     requestsWaiting: e((s) => s.requestsWaiting),
+    prefixCacheHitRatio: hitRatio(before ? [before, ...engine] : engine),
   };
+}
+
+function hitRatio(engine: readonly EngineSample[]): number | null {
+  const known = engine.filter((s) => s.prefixCacheHits !== null && s.prefixCacheQueries !== null);
+  if (known.length < 2) return null;
+  const first = known[0]!;
+  const last = known[known.length - 1]!;
+  const queries = last.prefixCacheQueries! - first.prefixCacheQueries!;
+  return queries > 0 ? Math.max(0, last.prefixCacheHits! - first.prefixCacheHits!) / queries : null;
 }

@@ -139,10 +139,13 @@ export async function runBench(o: BenchOptions, hooks: BenchHooks = {}): Promise
     }
     if (o.requests > 0 && !aborted) {
       progress.phase(`single-stream (${o.requests} requests, one at a time)`);
+      await monitor.sampleEngine();
       const t0 = performance.now();
       const samples = await sequential(o.requests, send, progress, () => aborted);
       const summary = summarizePhase(samples, (performance.now() - t0) / 1000, o.slo, o.outputTokens);
-      report.singleStream = { summary, requests: samples };
+      await monitor.sampleEngine();
+      const window = monitor.between((t0 - origin) / 1000, (performance.now() - origin) / 1000);
+      report.singleStream = { startedAt: (t0 - origin) / 1000, summary, resources: summarizeResources(window.gpu, window.engine, window.before), requests: samples };
       progress.done(`TTFT p50 ${ms(summary.ttft.p50)}, TPOT p50 ${ms(summary.tpot.p50)}, ${summary.ok}/${summary.requests} ok`);
     }
     const steps = [...o.qps.map((v) => ({ mode: 'rate' as const, load: v })), ...o.concurrency.map((v) => ({ mode: 'concurrency' as const, load: v }))];
@@ -156,12 +159,12 @@ export async function runBench(o: BenchOptions, hooks: BenchHooks = {}): Promise
       const samples = step.mode === 'rate'
         ? await openLoop(step.load, o.arrivals, o.seed + i, stop, send, t0, o.durationSeconds, progress)
         : await closedLoop(step.load, stop, send, t0, o.durationSeconds, progress);
-      const endedAt = (performance.now() - origin) / 1000;
       const summary = summarizePhase(samples, (performance.now() - t0) / 1000, o.slo, o.outputTokens);
-      const window = monitor.between(startedAt, endedAt);
+      await monitor.sampleEngine();
+      const window = monitor.between(startedAt, (performance.now() - origin) / 1000);
       const result: StepReport = {
         mode: step.mode, load: step.load, arrivals: step.mode === 'rate' ? o.arrivals : null, durationSeconds: o.durationSeconds,
-        startedAt, summary, resources: summarizeResources(window.gpu, window.engine), requests: samples,
+        startedAt, summary, resources: summarizeResources(window.gpu, window.engine, window.before), requests: samples,
       };
       report.steps.push(result);
       progress.done(`${summary.requestsPerSecond.toFixed(2)} req/s, ${summary.outputTokensPerSecond.toFixed(0)} tok/s, TTFT p99 ${ms(summary.ttft.p99)}, TPOT p99 ${ms(summary.tpot.p99)}${summary.goodput === null ? '' : `, goodput ${summary.goodput.toFixed(2)} req/s`}`);

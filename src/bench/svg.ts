@@ -21,6 +21,8 @@ export interface ChartSpec {
   height?: number;
   /** Fixed top of the y axis (100 for percentages). */
   yMax?: number;
+  /** Vertical marks on a numeric x axis (phase starts on a timeline). */
+  marks?: { x: number; label: string }[];
 }
 
 export const COLORS = { p50: '#1f77b4', p95: '#ff7f0e', p99: '#d62728', good: '#2ca02c', a: '#9467bd', b: '#8c564b', c: '#17becf', grey: '#7f7f7f' };
@@ -57,6 +59,13 @@ export function lineChart(spec: ChartSpec): string {
   for (const t of xTicks) {
     const label = numeric ? fmt(t) : String(spec.x[t]);
     parts.push(`<text x="${px(t).toFixed(1)}" y="${PAD.top + ph + 16}" text-anchor="middle" font-size="11" fill="#555">${escapeHtml(label)}</text>`);
+  }
+  if (numeric) {
+    for (const m of spec.marks ?? []) {
+      if (m.x < x0 || m.x > x1) continue;
+      parts.push(`<line x1="${px(m.x).toFixed(1)}" x2="${px(m.x).toFixed(1)}" y1="${PAD.top}" y2="${PAD.top + ph}" stroke="#bbb" stroke-dasharray="3 3"/>`,
+        `<text x="${(px(m.x) + 3).toFixed(1)}" y="${PAD.top + 10}" font-size="10" fill="#777">${escapeHtml(m.label)}</text>`);
+    }
   }
   const markers = !numeric || spec.x.length <= 40;
   spec.series.forEach((s, si) => {

@@ -12,6 +12,7 @@ import { startSimulator } from '../../src/sim/index.js';
 import { runBench } from '../../src/bench/run.js';
 import { summarizePhase } from '../../src/bench/report.js';
 import { writeReport } from '../../src/bench/write.js';
+import { renderMarkdown } from '../../src/bench/markdown.js';
 import { reportValidator } from '../unit/bench-fixture.js';
 import { benchOptions, FAKE_NVIDIA_SMI } from './bench-helpers.js';
 
@@ -76,6 +77,23 @@ test('rate steps: open-loop arrivals at the asked rate; an absent nvidia-smi is 
     assert.equal(gpu.available, false);
     assert.match(gpu.error, /not found/);
     assert.equal(report.singleStream, null);
+  } finally {
+    await sim.close();
+  }
+});
+
+test('a rerun with the same seed finds its prompts in the prefix cache, and the report warns', { timeout: 60_000 }, async () => {
+  const sim = await startSimulator({ listen: '127.0.0.1:0', decodeStepMs: 5, prefillTps: 10_000, prefixCaching: 'true' });
+  try {
+    const opts = benchOptions(sim.url, { warmup: 0, requests: 4, inputTokens: 800, outputTokens: 4, engineMetrics: null });
+    const first = await runBench(opts);
+    const again = await runBench(opts);
+    const ratio = (r: typeof first) => r.singleStream!.resources.prefixCacheHitRatio!;
+    assert.ok(ratio(first) < 0.1, `first run ${ratio(first)}`);
+    assert.ok(ratio(again) > 0.8, `rerun ${ratio(again)}`);
+    assert.ok(again.singleStream!.summary.ttft.p50! < first.singleStream!.summary.ttft.p50!);
+    assert.doesNotMatch(renderMarkdown(first), /Warning/);
+    assert.match(renderMarkdown(again), /\*\*Warning\*\*: the engine found \d+% of prompt tokens \(single stream\) in its prefix cache/);
   } finally {
     await sim.close();
   }

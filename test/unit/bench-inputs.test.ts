@@ -39,7 +39,7 @@ test('options: default load steps only when neither --qps nor --concurrency is g
   assert.deepEqual(resolveBenchOptions(flags({ qps: 'none' }), []).qps, []);
   assert.equal(resolveBenchOptions(flags({ nvidiaSmi: 'none', engineMetrics: 'none' }), []).nvidiaSmi, null);
   for (const [over, name] of [[{ target: undefined }, '--target'], [{ qps: '1,x' }, '--qps'], [{ concurrency: '1.5' }, '--concurrency'],
-    [{ duration: 'soon' }, '--duration'], [{ arrivals: 'bursty' }, '--arrivals'], [{ outputTokens: '0' }, '--output-tokens']] as [Partial<BenchFlags>, string][]) {
+    [{ duration: 'soon' }, '--duration'], [{ engine: 'triton' }, '--engine'], [{ arrivals: 'bursty' }, '--arrivals'], [{ outputTokens: '0' }, '--output-tokens']] as [Partial<BenchFlags>, string][]) {
     assert.throws(() => resolveBenchOptions(flags(over), []), (err: unknown) => err instanceof ConfigError && err.flag === name, name);
   }
 });

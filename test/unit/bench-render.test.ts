@@ -1,21 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { Ajv } from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import { renderMarkdown } from '../../src/bench/markdown.js';
 import { renderHtml } from '../../src/bench/html.js';
 import { compareRows, renderCompare } from '../../src/bench/compare.js';
-import { ROOT } from '../helpers.js';
-import { fakeReport } from './bench-fixture.js';
-
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
-
-export function reportValidator() {
-  const ajv = new Ajv({ allErrors: true, strict: true });
-  addFormats(ajv);
-  return ajv.compile(JSON.parse(readFileSync(`${ROOT}src/bench/report.schema.json`, 'utf8')));
-}
+import { fakeReport, reportValidator } from './bench-fixture.js';
 
 test('the JSON schema accepts a report and rejects a broken one', () => {
   const validate = reportValidator();

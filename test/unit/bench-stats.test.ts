@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { distribution, percentile } from '../../src/bench/stats.js';
-import { outcomeOf, summarizePhase, type RequestSample } from '../../src/bench/report.js';
+import { outcomeOf, summarizePhase, summarizeResources, type EngineSample, type RequestSample } from '../../src/bench/report.js';
 import { sample } from './bench-fixture.js';
 
 const close = (a: number | null, b: number, eps = 1e-9) => assert.ok(a !== null && Math.abs(a - b) < eps, `${a} ≉ ${b}`);
@@ -70,4 +70,16 @@ test('outcomes use the proxy names', () => {
     [{ ok: false, status: 200, error: 'destroyed' }, true, 'client_abort'],
   ];
   for (const [r, aborted, want] of cases) assert.equal(outcomeOf(r, aborted), want, JSON.stringify(r));
+});
+
+test('resources: mean/max of gauges; prefix cache hit ratio from counter deltas since the sample before the phase', () => {
+  const e = (t: number, q: number | null, h: number | null, kv: number): EngineSample => ({ t, kvCacheUsage: kv, requestsRunning: 1, requestsWaiting: 0, prefixCacheQueries: q, prefixCacheHits: h });
+  const r = summarizeResources([], [e(1, 1100, 150, 0.2), e(2, 1500, 350, 0.4)], e(0, 1000, 100, 0.9));
+  close(r.prefixCacheHitRatio, 250 / 500);
+  assert.equal(r.kvCacheUsage.samples, 2);
+  close(r.kvCacheUsage.mean, 0.3);
+  close(r.kvCacheUsage.max, 0.4);
+  assert.equal(r.gpuUtilization.mean, null);
+  assert.equal(summarizeResources([], [e(1, null, null, 0.1), e(2, null, null, 0.1)]).prefixCacheHitRatio, null);
+  assert.equal(summarizeResources([], [e(1, 10, 5, 0.1), e(2, 10, 5, 0.1)]).prefixCacheHitRatio, null, 'no queries: no ratio');
 });

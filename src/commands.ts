@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { rulesCommand } from './slo/rules-command.js';
 import { simulateCommand } from './sim/command.js';
 import { demoCommand } from './demo/command.js';
+import { benchCommand } from './bench/command.js';
 
 /**
  * Subcommands besides the proxy, one factory per feature (simulate, demo, rules, bench, ...).
@@ -11,4 +12,5 @@ export const SUBCOMMANDS: readonly (() => Command)[] = [
   rulesCommand,
   simulateCommand,
   demoCommand,
+  benchCommand,
 ];

@@ -1,0 +1,130 @@
+/**
+ * Samples what the GPU and the engine were doing during the bench, reusing the collectors'
+ * parts: the supervised `nvidia-smi dmon` child and its parser (collectors/gpu), and the
+ * engine scrape plus alias mapping (collectors/engine). Every sample is kept with its time;
+ * a missing source is recorded as an error string, never thrown.
+ */
+import { performance } from 'node:perf_hooks';
+import { DmonChild } from '../collectors/gpu/dmon-child.js';
+import { normalizeScrape } from '../collectors/engine/collector.js';
+import { aliasTable } from '../collectors/engine/aliases.js';
+import { ScrapeClient } from '../collectors/engine/scrape.js';
+import type { Snapshot } from '../collectors/engine/normalize.js';
+import type { EngineKind } from '../config.js';
+import type { EngineSample, GpuSample } from './report.js';
+
+export interface MonitorOptions {
+  /** null: no GPU source (nvidia-smi absent). */
+  nvidiaSmi: string | null;
+  /** null: no engine metrics. */
+  engineMetrics: string | null;
+  engine: EngineKind;
+  intervalMs: number;
+  /** performance.now() of the bench start; samples are timed from it. */
+  origin: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** dmon -s p (power), u (utilization), m (memory): the columns a benchmark report shows. */
+const DMON_GROUPS = 'pum';
+
+export class Monitor {
+  readonly gpu: GpuSample[] = [];
+  readonly engine: EngineSample[] = [];
+  gpuError: string | null = null;
+  engineError: string | null = null;
+  private child: DmonChild | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private scraper: ScrapeClient | null = null;
+  private scraping = false;
+
+  constructor(private readonly opts: MonitorOptions) {
+    if (!opts.nvidiaSmi) this.gpuError = 'no nvidia-smi';
+    if (!opts.engineMetrics) this.engineError = 'no engine metrics URL';
+    else if (!aliasTable(opts.engine)) this.engineError = `no metric aliases for engine ${opts.engine}`;
+  }
+
+  start(): void {
+    const seconds = Math.max(1, Math.round(this.opts.intervalMs / 1000));
+    if (this.opts.nvidiaSmi) {
+      this.child = new DmonChild(
+        {
+          binary: this.opts.nvidiaSmi, args: ['dmon', '-s', DMON_GROUPS, '-d', String(seconds)],
+          sampleMs: seconds * 1000, stallAfterMs: seconds * 5000, startupGraceMs: 15_000,
+          backoffBaseMs: 1000, backoffMaxMs: 10_000, backoffResetMs: 60_000, env: this.opts.env,
+        },
+        {
+          sample: (s) => {
+            const v = (name: string) => s.values.get(name) ?? null;
+            this.gpu.push({
+              t: this.now(), gpu: s.gpu,
+              utilization: v('infermeter_gpu_sm_utilization_ratio'),
+              memoryUtilization: v('infermeter_gpu_memory_utilization_ratio'),
+              memoryUsedBytes: v('infermeter_gpu_memory_used_bytes'),
+              powerWatts: v('infermeter_gpu_power_watts'),
+            });
+          },
+          invalidLine: () => undefined,
+          unknownColumn: () => undefined,
+          restart: (reason, _delay, exit) => {
+            this.gpuError = `nvidia-smi dmon ${reason}${exit.stderrTail ? `: ${exit.stderrTail.split('\n').pop()}` : ''}`;
+          },
+        },
+      );
+      this.child.start();
+    }
+    const table = aliasTable(this.opts.engine);
+    if (this.opts.engineMetrics && table) {
+      this.scraper = new ScrapeClient(this.opts.engineMetrics);
+      this.timer = setInterval(() => void this.scrape(), this.opts.intervalMs);
+      void this.scrape();
+    }
+  }
+
+  private async scrape(): Promise<void> {
+    if (this.scraping || !this.scraper) return;
+    this.scraping = true;
+    try {
+      const snap = normalizeScrape(await this.scraper.fetch(AbortSignal.timeout(Math.max(500, this.opts.intervalMs))), aliasTable(this.opts.engine)!, this.opts.engine);
+      this.engine.push({
+        t: this.now(),
+        kvCacheUsage: first(snap, 'infermeter_engine_kv_cache_usage_ratio'),
+        requestsRunning: first(snap, 'infermeter_engine_requests_running'),
+        requestsWaiting: first(snap, 'infermeter_engine_requests_waiting'),
+        prefixCacheQueries: first(snap, 'infermeter_engine_prefix_cache_queries_total'),
+        prefixCacheHits: first(snap, 'infermeter_engine_prefix_cache_hits_total'),
+      });
+    } catch (err) {
+      this.engineError = (err as Error).message;
+    } finally {
+      this.scraping = false;
+    }
+  }
+
+  private now(): number {
+    return (performance.now() - this.opts.origin) / 1000;
+  }
+
+  /** Samples taken in [from, to] seconds since the bench started, and the engine sample just before. */
+  between(from: number, to: number): { gpu: GpuSample[]; engine: EngineSample[]; before: EngineSample | null } {
+    const before = this.engine.filter((s) => s.t < from).pop() ?? null;
+    return { gpu: this.gpu.filter((s) => s.t >= from && s.t <= to), engine: this.engine.filter((s) => s.t >= from && s.t <= to), before };
+  }
+
+  /** Takes one engine sample now (phase boundaries), so counter deltas cover the whole phase. */
+  async sampleEngine(): Promise<void> {
+    while (this.scraping) await new Promise((r) => setTimeout(r, 5));
+    await this.scrape();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await Promise.all([this.child?.stop(1000), this.scraper?.close()]);
+    if (this.gpu.length > 0 && this.gpuError?.startsWith('nvidia-smi dmon exited')) this.gpuError = null;
+  }
+}
+
+function first(snap: Snapshot, name: Parameters<Snapshot['get']>[0]): number | null {
+  return snap.get(name)?.[0]?.value ?? null;
+}

@@ -1,0 +1,108 @@
+/** `infermeter bench` flags → BenchOptions; fails fast naming the bad flag (exit 2). */
+import { ConfigError } from '../errors.js';
+import { oneOf, parseDuration, parseHttpUrl, parseList } from '../lib/parse.js';
+import { SLO_NAMES, type Thresholds } from '../slo/config.js';
+import { ENGINES } from '../config.js';
+import { BENCH_SLOS } from './report.js';
+import type { BenchOptions } from './run.js';
+
+export interface BenchFlags {
+  target?: string;
+  model?: string;
+  route: string;
+  inputTokens: string;
+  outputTokens: string;
+  prompts?: string;
+  warmup: string;
+  requests: string;
+  qps?: string;
+  concurrency?: string;
+  duration: string;
+  arrivals: string;
+  seed: string;
+  slo?: string;
+  out?: string;
+  nvidiaSmi: string;
+  engineMetrics?: string;
+  engine?: string;
+  sampleInterval: string;
+}
+
+export const DEFAULT_QPS = '1,4,8,16,32';
+
+function flag<T>(name: string, f: () => T): T {
+  try {
+    return f();
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    throw new ConfigError(name, (err as Error).message, { cause: err });
+  }
+}
+
+function count(v: string, min: number): number {
+  const n = Number(v.trim());
+  if (!Number.isInteger(n) || n < min) throw new Error(`expected a whole number ≥ ${min}, got "${v}"`);
+  return n;
+}
+
+function positiveList(v: string | undefined): number[] {
+  if (v === undefined || ['', 'none'].includes(v.trim())) return [];
+  return parseList(v).map((s) => {
+    const n = Number(s);
+    if (!(n > 0) || !Number.isFinite(n)) throw new Error(`expected positive numbers separated by commas, got "${v}"`);
+    return n;
+  });
+}
+
+/** "ttft=500ms,tpot=50ms,e2e=3s" → seconds per SLO name. */
+export function parseSloFlag(v: string | undefined): Thresholds {
+  const out: Thresholds = {};
+  if (!v) return out;
+  for (const part of parseList(v)) {
+    const m = /^([a-z0-9]+)\s*[=:]\s*(.+)$/i.exec(part);
+    if (!m) throw new Error(`expected NAME=DURATION pairs such as ttft=500ms,tpot=50ms, got "${part}"`);
+    const name = m[1]!.toLowerCase();
+    if (name === 'ttfo') throw new Error('ttfo is not judged by bench: the client times the first token of any kind (TTFT); use ttft');
+    if (!(SLO_NAMES as readonly string[]).includes(name) || !(BENCH_SLOS as readonly string[]).includes(name)) throw new Error(`unknown SLO "${name}"; expected ${BENCH_SLOS.join(', ')}`);
+    const seconds = parseDuration(m[2]!);
+    if (!(seconds > 0)) throw new Error(`${name}: the threshold must be greater than 0`);
+    out[name as (typeof BENCH_SLOS)[number]] = seconds;
+  }
+  return out;
+}
+
+export function resolveBenchOptions(f: BenchFlags, command: string[]): BenchOptions & { out: string } {
+  if (!f.target) throw new ConfigError('--target', 'required: the inference server URL, e.g. http://127.0.0.1:8000');
+  const target = flag('--target', () => parseHttpUrl(f.target!));
+  const noSteps = f.qps === undefined && f.concurrency === undefined;
+  const opts: BenchOptions = {
+    target,
+    model: f.model ?? null,
+    route: flag('--route', () => oneOf(['completion', 'chat'] as const)(f.route)),
+    inputTokens: flag('--input-tokens', () => count(f.inputTokens, 1)),
+    outputTokens: flag('--output-tokens', () => count(f.outputTokens, 1)),
+    promptsFile: f.prompts ?? null,
+    warmup: flag('--warmup', () => count(f.warmup, 0)),
+    requests: flag('--requests', () => count(f.requests, 0)),
+    qps: flag('--qps', () => positiveList(noSteps ? DEFAULT_QPS : f.qps)),
+    concurrency: flag('--concurrency', () => positiveList(f.concurrency).map((n) => {
+      if (!Number.isInteger(n)) throw new Error(`expected whole numbers, got ${n}`);
+      return n;
+    })),
+    durationSeconds: flag('--duration', () => {
+      const s = parseDuration(f.duration);
+      if (!(s > 0)) throw new Error('must be greater than 0');
+      return s;
+    }),
+    arrivals: flag('--arrivals', () => oneOf(['poisson', 'constant'] as const)(f.arrivals)),
+    seed: flag('--seed', () => count(f.seed, 0)),
+    slo: flag('--slo', () => parseSloFlag(f.slo)),
+    nvidiaSmi: f.nvidiaSmi === 'none' ? null : f.nvidiaSmi,
+    engineMetrics: f.engineMetrics === 'none' ? '' : f.engineMetrics === undefined ? null : flag('--engine-metrics', () => parseHttpUrl(f.engineMetrics!)),
+    engine: f.engine === undefined ? null : flag('--engine', () => oneOf(ENGINES)(f.engine!)),
+    sampleIntervalMs: flag('--sample-interval', () => Math.max(100, parseDuration(f.sampleInterval) * 1000)),
+    command,
+  };
+  const out = f.out ?? `bench-${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}`;
+  return { ...opts, out };
+}

@@ -1,0 +1,70 @@
+/**
+ * The command line: progress as plain lines when stderr is not a terminal; Ctrl-C during a
+ * load step writes a partial report (marked partial, schema-valid) and exits 130; `bench
+ * compare` prints the before/after table; a bad flag exits 2 naming it.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startSimulator } from '../../src/sim/index.js';
+import { CLI } from '../fakes/infermeter-process.js';
+import { reportValidator } from '../unit/bench-fixture.js';
+import type { BenchReport } from '../../src/bench/report.js';
+
+function run(args: string[], onStderr?: (text: string, kill: (s: NodeJS.Signals) => void) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      onStderr?.(stderr, (s) => child.kill(s));
+    });
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+test('Ctrl-C in a load step writes a partial report and exits 130; compare reads it', { timeout: 60_000 }, async () => {
+  const sim = await startSimulator({ listen: '127.0.0.1:0', decodeStepMs: 10, prefillTps: 0 });
+  const out = mkdtempSync(join(tmpdir(), 'bench-cli-'));
+  try {
+    let sent = false;
+    const r = await run(['bench', '--target', sim.url, '--warmup', '1', '--requests', '2', '--output-tokens', '100', '--concurrency', '3', '--duration', '60s',
+      '--nvidia-smi', 'none', '--engine-metrics', 'none', '--out', out], (text, kill) => {
+      if (!sent && /step 1\/1: concurrency 3 for 60s: started/.test(text)) {
+        sent = true;
+        setTimeout(() => kill('SIGINT'), 800);
+      }
+    });
+    assert.equal(r.code, 130, r.stderr);
+    assert.match(r.stderr, /single-stream \(2 requests, one at a time\): started/, 'plain progress lines when not a TTY');
+    assert.doesNotMatch(r.stderr, /\r|\x1b\[/);
+    const report = JSON.parse(readFileSync(join(out, 'bench.json'), 'utf8')) as BenchReport;
+    const validate = reportValidator();
+    assert.ok(validate(report), JSON.stringify(validate.errors));
+    assert.equal(report.partial, true);
+    assert.equal(report.singleStream!.summary.ok, 2);
+    assert.equal(report.steps.length, 1);
+    assert.ok(report.steps[0]!.summary.errors.client_abort! >= 1, 'streams cut by Ctrl-C are client_abort');
+    assert.match(readFileSync(join(out, 'bench.md'), 'utf8'), /PARTIAL REPORT/);
+    assert.match(readFileSync(join(out, 'bench.html'), 'utf8'), /PARTIAL REPORT/);
+    assert.match(r.stdout, /^\| TTFT \(ms\) \|/m);
+
+    const cmp = await run(['bench', 'compare', out, join(out, 'bench.json')]);
+    assert.equal(cmp.code, 0, cmp.stderr);
+    assert.match(cmp.stdout, /\| single-stream TTFT P50 \| [\d.]+ ms \| [\d.]+ ms \| \+0\.00 ms \| \+0\.0% \|/);
+  } finally {
+    await sim.close();
+    rmSync(out, { recursive: true, force: true });
+  }
+});
+
+test('a bad flag exits 2 naming it', async () => {
+  const r = await run(['bench', '--target', 'http://127.0.0.1:1', '--slo', 'ttfo=1s']);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /--slo: ttfo is not judged/);
+});

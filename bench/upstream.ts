@@ -48,7 +48,7 @@ const server = createServer((req, res) => {
     setTimeout(send, spec.firstMs);
   });
 });
-server.keepAliveTimeout = 60_000;
+server.keepAliveTimeout = Number(process.env['BENCH_KEEPALIVE_MS'] ?? 60_000);
 server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => {
   process.stdout.write(`${(server.address() as AddressInfo).port}\n`);
 });

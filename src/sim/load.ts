@@ -104,7 +104,8 @@ function requestBody(opts: LoadOptions, index: number): string {
   const common = {
     ...(opts.model ? { model: opts.model } : {}),
     max_tokens: opts.maxTokens ?? 128,
-    ignore_eos: opts.ignoreEos ?? true,
+    // vLLM's extension; sent only when wanted, since strict servers reject unknown fields.
+    ...((opts.ignoreEos ?? true) ? { ignore_eos: true } : {}),
     stream: true,
     stream_options: { include_usage: true },
   };

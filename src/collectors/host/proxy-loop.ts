@@ -33,10 +33,13 @@ export function monitorProxyLoop(resolutionMs = 10): ProxyLoopMonitor {
   return {
     sample() {
       const empty = h.count === 0;
+      // The histogram records the time between the monitor's own timer ticks, so every value
+      // includes the resolution itself: subtract it to report the delay alone.
+      const delay = (ns: number) => (empty ? 0 : Math.max(0, ns / 1e9 - resolutionMs / 1000));
       const s: ProxyLoopSample = {
-        p50: empty ? 0 : h.percentile(50) / 1e9,
-        p99: empty ? 0 : h.percentile(99) / 1e9,
-        max: empty ? 0 : h.max / 1e9,
+        p50: delay(h.percentile(50)),
+        p99: delay(h.percentile(99)),
+        max: delay(h.max),
         heapUsedBytes: getHeapStatistics().used_heap_size,
       };
       h.reset();

@@ -1,7 +1,7 @@
 /**
  * The bench report as data: what one request measured (kept raw, every one), and the
  * summaries of a phase (single-stream or one load step) computed from those samples.
- * Pure; the JSON written to --out is this shape (schema: src/bench/report.schema.json).
+ * Pure; the JSON written to --out is this shape (schema: schemas/bench-report.schema.json).
  */
 import type { RequestResult } from '../sim/load.js';
 import type { Thresholds } from '../slo/config.js';

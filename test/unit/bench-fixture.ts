@@ -58,5 +58,5 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 export function reportValidator() {
   const ajv = new Ajv({ allErrors: true, strict: true });
   addFormats(ajv);
-  return ajv.compile(JSON.parse(readFileSync(`${ROOT}src/bench/report.schema.json`, 'utf8')));
+  return ajv.compile(JSON.parse(readFileSync(`${ROOT}schemas/bench-report.schema.json`, 'utf8')));
 }

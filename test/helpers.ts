@@ -55,6 +55,8 @@ export async function waitForMetrics(metricsUrl: string, pred: (samples: Sample[
 }
 
 export { sumSamples };
+/** A loopback port that was free a moment ago (for programs that need a number, not port 0). */
+export { freePort } from '../bench/lib.js';
 
 /** Starts a child process and resolves with the first line it prints (e.g. a port). */
 export function spawnWithFirstLine(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; line: string }> {

@@ -45,7 +45,7 @@ export function series(samples: readonly Sample[], name: string): Sample[] {
 }
 
 /** Polls `check` (which may throw or return false) until it returns true or `ms` pass. */
-export async function eventually(check: () => Promise<boolean> | boolean, ms = 8000, what = 'condition'): Promise<void> {
+export async function eventually(check: () => Promise<boolean> | boolean, ms = 8000, what = 'condition', everyMs = 25): Promise<void> {
   const end = Date.now() + ms;
   let last: unknown;
   for (;;) {
@@ -55,7 +55,7 @@ export async function eventually(check: () => Promise<boolean> | boolean, ms = 8
       last = err;
     }
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 25));
+    await new Promise((r) => setTimeout(r, everyMs));
   }
 }
 

@@ -11,7 +11,6 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
@@ -26,6 +25,8 @@ import { generateRules, renderRules } from '../../src/slo/rules.js';
 import { repoRoot } from '../../src/slo/shipped.js';
 import { startSimulator } from '../../src/sim/index.js';
 import { substituteVariables } from '../unit/rules-helpers.js';
+import { freePort } from '../helpers.js';
+import { eventually } from '../fakes/gpu.js';
 
 const root = repoRoot();
 const FAKE_NVIDIA_SMI = join(root, 'bin/fake-nvidia-smi');
@@ -69,7 +70,7 @@ test('Prometheus loads the generated rules, every dashboard query returns data, 
   load.setConcurrency(1);
 
   // Normal load: rules healthy, every query answers, and the P99 alert stays inactive.
-  await eventually(async () => (await prom.query('sum(infermeter_slo_requests_total)')).length > 0, 20_000, 'first SLO counters in Prometheus');
+  await eventually(async () => (await prom.query('sum(infermeter_slo_requests_total)')).length > 0, 20_000, 'first SLO counters in Prometheus', 250);
   phase('first SLO counters queryable');
   const watch = prom.watchAlert(P99_ALERT);
   cleanups.push(() => watch.stop());
@@ -81,7 +82,7 @@ test('Prometheus loads the generated rules, every dashboard query returns data, 
     assert.ok(rules.length > 30, `only ${rules.length} rules loaded`);
     assert.deepEqual(bad.map((r) => `${r.name}: ${r.health} ${r.lastError ?? ''}`), []);
     return true;
-  }, 10_000, 'every rule evaluated with health ok');
+  }, 10_000, 'every rule evaluated with health ok', 250);
   phase('every rule healthy');
 
   const vars = { __rate_interval: '10s', __range: '1m', instance: instance.replaceAll('.', '\\\\.'), model: MODEL };
@@ -94,7 +95,7 @@ test('Prometheus loads the generated rules, every dashboard query returns data, 
       if (!result.some((s) => Number.isFinite(Number(s.value[1])))) missing.push(`${q.file} ${q.where}: ${q.expr}`);
     }
     return missing.length === 0;
-  }, 20_000, 'data for every dashboard query').catch(() => assert.fail(`no data for ${missing.length} of ${queries.length} queries:\n${missing.join('\n')}`));
+  }, 20_000, 'data for every dashboard query', 250).catch(() => assert.fail(`no data for ${missing.length} of ${queries.length} queries:\n${missing.join('\n')}`));
   phase(`${queries.length} dashboard queries returned data`);
 
   for (const [label, metric] of [['instance', 'infermeter_requests_in_flight'], ['gen_ai_request_model', 'infermeter_requests_total']] as const) {
@@ -109,7 +110,7 @@ test('Prometheus loads the generated rules, every dashboard query returns data, 
   phase('no P99 alert under normal load');
   load.setConcurrency(24);
   const started = Date.now();
-  await eventually(() => watch.seen().length > 0, 30_000, `${P99_ALERT} pending or firing under overload`);
+  await eventually(() => watch.seen().length > 0, 30_000, `${P99_ALERT} pending or firing under overload`, 250);
   t.diagnostic(`${P99_ALERT} became ${watch.seen().join(' then ')} ${Date.now() - started} ms into the overload; ${load.done} requests, ${load.failed} failed`);
   assert.equal(load.failed, 0);
 });
@@ -184,7 +185,7 @@ async function startPrometheus(dir: string, target: string, rules: string) {
     if (body.status !== 'success') throw new Error(`${path}: ${body.error}`);
     return body.data;
   };
-  await eventually(async () => (await fetch(`${base}/-/ready`)).ok, 10_000, `Prometheus ready (${stderr})`);
+  await eventually(async () => (await fetch(`${base}/-/ready`)).ok, 10_000, `Prometheus ready (${stderr})`, 250);
   return {
     get,
     query: async (expr: string) => (await get<{ result: PromSample[] }>(`/api/v1/query?query=${encodeURIComponent(expr)}`)).result,
@@ -208,30 +209,7 @@ async function startPrometheus(dir: string, target: string, rules: string) {
   };
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
-async function eventually(check: () => Promise<boolean> | boolean, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      if (await check()) return;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await sleep(250);
-  }
-}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));

@@ -1,9 +1,8 @@
 /** Upstream down, slow, 500, mid-stream error event, reset mid-stream: status, body, outcome. */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.js';
-import { rawPost, startProxy, sumSamples, waitForMetrics } from '../helpers.js';
+import { rawPost, startProxy, sumSamples, waitForMetrics, freePort } from '../helpers.js';
 
 let upstream: FakeUpstream;
 before(async () => {
@@ -11,13 +10,6 @@ before(async () => {
 });
 after(() => upstream.close());
 
-async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 function openAiError(body: Buffer): { error: { message: string; type: string; code: number } } {
   const doc = JSON.parse(body.toString()) as { error: { message: string; type: string; code: number } };
@@ -27,7 +19,7 @@ function openAiError(body: Buffer): { error: { message: string; type: string; co
 }
 
 test('upstream refusing connections: 502 with an OpenAI-shaped error, outcome upstream_unreachable', async () => {
-  const proxy = await startProxy({ upstream: `http://127.0.0.1:${await closedPort()}` });
+  const proxy = await startProxy({ upstream: `http://127.0.0.1:${await freePort()}` });
   try {
     const res = await rawPost(`${proxy.url}/v1/chat/completions`, { model: 'm', stream: true });
     assert.equal(res.status, 502);

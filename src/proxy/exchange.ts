@@ -28,15 +28,29 @@ export interface ProxyContext {
 /** Socket errors on a reused keep-alive connection that closed under us (llama-server does this). */
 const RETRYABLE = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
 
-export class Exchange {
-  private readonly abort = new AbortController();
+/**
+ * The exchange is its own undici dispatch handler: response bytes go from undici's parser
+ * straight to the client socket, with no Readable stream, async iterator or AbortSignal
+ * between them (each of those costs allocations and ticks per chunk on the proxy loop).
+ */
+export class Exchange implements Dispatcher.DispatchHandler {
   private meter: RequestMeter;
   private model = '';
   private streamed = false;
   private status = 0;
   private finished = false;
   private clientGone = false;
-  private upstreamBody: Dispatcher.ResponseData['body'] | null = null;
+  /** undici's handle on the upstream request once it is on a connection. */
+  private controller: Dispatcher.DispatchController | null = null;
+  /** The upstream answered (headers in): from here a failure can only cut the stream short. */
+  private responded = false;
+  private headers: Record<string, string | string[]> = {};
+  private body: Buffer | IncomingMessage | null = null;
+  private replayable = true;
+  private attempt = 0;
+  private framer: SseFramer | null = null;
+  private collectJson = false;
+  private awaitingDrain = false;
 
   constructor(
     private readonly ctx: ProxyContext,
@@ -69,98 +83,121 @@ export class Exchange {
       body = this.req;
     }
     if (injected) this.meter = new RequestMeter(this.meter.t0, true);
-    const headers = upstreamRequestHeaders(this.req.headers, this.req.socket.remoteAddress, Buffer.isBuffer(body) ? body.length : null);
-    await this.forward(headers, body, Buffer.isBuffer(body) || body === null);
+    this.headers = upstreamRequestHeaders(this.req.headers, this.req.socket.remoteAddress, Buffer.isBuffer(body) ? body.length : null);
+    this.body = body;
+    this.replayable = Buffer.isBuffer(body) || body === null;
+    this.dispatch();
   }
 
-  private async forward(headers: Record<string, string | string[]>, body: Buffer | IncomingMessage | null, replayable: boolean): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const response = await this.ctx.pool.request({
-          path: this.ctx.basePath + this.path,
-          method: this.req.method as Dispatcher.HttpMethod,
-          headers,
-          body,
-          signal: this.abort.signal,
-        });
-        return this.relay(response);
-      } catch (err) {
-        if (this.clientGone) return this.finish('client_abort', -1, null);
-        if (attempt === 0 && replayable && RETRYABLE.has(errorCode(err))) {
-          this.ctx.log.debug({ code: errorCode(err) }, 'upstream closed a reused connection; retrying once');
-          continue;
-        }
-        return this.reject(upstreamError(err));
-      }
+  private dispatch(): void {
+    try {
+      this.ctx.pool.dispatch({ path: this.ctx.basePath + this.path, method: this.req.method as Dispatcher.HttpMethod, headers: this.headers, body: this.body }, this);
+    } catch (err) {
+      // undici refuses the request outright (a header value it cannot send, say).
+      this.reject(upstreamError(err));
     }
   }
 
-  private relay(response: Dispatcher.ResponseData): void {
-    const { statusCode, headers, body } = response;
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.clientGone) controller.abort(clientGoneError());
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+    if (this.clientGone) return controller.abort(clientGoneError());
+    this.responded = true;
     this.status = statusCode;
-    this.upstreamBody = body;
-    if (this.clientGone) {
-      body.destroy();
-      return this.finish('client_abort', -1, null);
-    }
     const contentType = headerValue(headers['content-type']);
     const encoded = (headerValue(headers['content-encoding']) || 'identity') !== 'identity';
     const sse = this.route.metered && contentType.includes('text/event-stream');
     const json = this.route.metered && !sse && contentType.includes('json');
     if (this.route.metered && encoded) this.meter.failure = 'encoded_body';
     const meter = this.meter;
-    const framer = sse && !encoded ? new SseFramer(meter.stripUsage, meter.onData, meter.onOversized) : null;
+    this.framer = sse && !encoded ? new SseFramer(meter.stripUsage, meter.onData, meter.onOversized) : null;
     if (sse) this.streamed = true;
     else if (json) this.streamed = false;
-    const collectJson = json && !encoded && statusCode < 400;
+    this.collectJson = json && !encoded && statusCode < 400;
     const res = this.res;
-    res.writeHead(statusCode, clientResponseHeaders(headers, framer !== null && meter.stripUsage));
+    try {
+      res.writeHead(statusCode, clientResponseHeaders(headers, this.framer !== null && meter.stripUsage));
+    } catch (err) {
+      // A header Node will not send (a forbidden character): answer as if the upstream broke.
+      controller.abort(err as Error);
+      return;
+    }
     // A stream's headers go out now, as the upstream sent them; a plain body carries its own.
     if (contentType.includes('event-stream')) res.flushHeaders();
+  }
 
-    const onData = (chunk: Buffer) => {
-      meter.now = performance.now();
-      let out: Buffer | null = chunk;
-      if (framer) {
-        if (meter.stripUsage) out = framer.feed(chunk);
-        else {
-          // Forward first, then frame: metering never delays a byte.
-          if (!res.write(chunk)) pause();
-          framer.feed(chunk);
-          return;
-        }
-      } else if (collectJson) meter.collectJson(chunk);
-      if (out && out.length > 0 && !res.write(out)) pause();
-    };
-    const pause = () => {
-      body.pause();
-      res.once('drain', () => body.resume());
-    };
-    body.on('data', onData);
-    body.once('end', () => {
-      const end = performance.now();
-      const tail = framer?.end();
-      if (tail && tail.length > 0) res.write(tail);
-      if (collectJson) meter.finishJson();
-      res.end();
-      const outcome: Outcome = statusCode >= 400 ? 'upstream_error' : meter.sawErrorEvent ? 'stream_error' : 'ok';
-      this.finish(outcome, end, outcome === 'ok' ? null : statusCode >= 400 ? String(statusCode) : 'stream_error');
-    });
-    body.once('error', (err: Error) => {
-      if (this.clientGone) return this.finish('client_abort', -1, null);
-      // Headers are out: the only honest signal left is to cut the client's stream short.
-      this.ctx.log.warn({ code: errorCode(err), route: this.route.route }, 'upstream stream broke');
-      res.destroy();
-      this.finish(isTimeout(err) ? 'upstream_timeout' : 'stream_error', -1, errorCode(err));
-    });
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.clientGone) return;
+    const meter = this.meter;
+    meter.now = performance.now();
+    const framer = this.framer;
+    const res = this.res;
+    let ok = true;
+    if (framer) {
+      if (meter.stripUsage && mayHoldUsage(chunk, framer)) {
+        // This read may carry the usage chunk we injected: frame it first to drop that event.
+        const out = framer.feed(chunk);
+        if (out && out.length > 0) ok = res.write(out);
+      } else {
+        // Forward first, then frame: metering never delays a byte.
+        ok = res.write(chunk);
+        framer.observe(chunk);
+      }
+    } else {
+      ok = res.write(chunk);
+      if (this.collectJson) meter.collectJson(chunk);
+    }
+    if (!ok && !this.awaitingDrain) {
+      this.awaitingDrain = true;
+      controller.pause();
+      res.once('drain', () => {
+        this.awaitingDrain = false;
+        controller.resume();
+      });
+    }
+  }
+
+  onResponseEnd(): void {
+    if (this.clientGone || this.finished) return;
+    const end = performance.now();
+    const meter = this.meter;
+    const tail = this.framer?.end();
+    if (tail && tail.length > 0) this.res.write(tail);
+    if (this.collectJson) meter.finishJson();
+    this.res.end();
+    const statusCode = this.status;
+    const outcome: Outcome = statusCode >= 400 ? 'upstream_error' : meter.sawErrorEvent ? 'stream_error' : 'ok';
+    this.finish(outcome, end, outcome === 'ok' ? null : statusCode >= 400 ? String(statusCode) : 'stream_error');
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    if (this.finished) return;
+    if (this.clientGone) return this.finish('client_abort', -1, null);
+    if (!this.responded) {
+      if (this.attempt === 0 && this.replayable && RETRYABLE.has(errorCode(err))) {
+        this.attempt++;
+        this.controller = null;
+        this.ctx.log.debug({ code: errorCode(err) }, 'upstream closed a reused connection; retrying once');
+        // Out of undici's error path before starting over.
+        process.nextTick(() => (this.clientGone ? this.finish('client_abort', -1, null) : this.dispatch()));
+        return;
+      }
+      return this.reject(upstreamError(err));
+    }
+    // Headers are out: the only honest signal left is to cut the client's stream short.
+    this.ctx.log.warn({ code: errorCode(err), route: this.route.route }, 'upstream stream broke');
+    this.res.destroy();
+    this.finish(isTimeout(err) ? 'upstream_timeout' : 'stream_error', -1, errorCode(err));
   }
 
   private readonly onClientClose = (): void => {
     if (this.finished || this.res.writableFinished) return;
     this.clientGone = true;
     // The GPU must stop generating for nobody: abort the upstream request now.
-    this.abort.abort();
-    this.upstreamBody?.destroy();
+    this.controller?.abort(clientGoneError());
     // A body still being read would otherwise wait forever for bytes that will not come.
     if (!this.req.complete) this.req.destroy();
     this.finish('client_abort', -1, null);
@@ -231,6 +268,24 @@ export class Exchange {
     );
   }
 }
+
+function clientGoneError(): Error {
+  return Object.assign(new Error('the client closed the connection'), { code: 'CLIENT_GONE' });
+}
+
+/**
+ * Whether a read could hold (part of) the usage-only event we injected, which must be
+ * framed before it is forwarded so it can be dropped: the read mentions "usage", ends
+ * inside a line, or continues a line held from the previous read. Every other read (a
+ * token chunk, nearly always) is forwarded first and framed after.
+ */
+function mayHoldUsage(chunk: Buffer, framer: SseFramer): boolean {
+  return framer.holding || chunk[chunk.length - 1] !== NL || chunk.includes(USAGE);
+}
+
+const NL = 10;
+
+const USAGE = Buffer.from('"usage"');
 
 function hasBody(req: IncomingMessage): boolean {
   const len = req.headers['content-length'];

@@ -28,6 +28,11 @@ export class SseFramer {
   private dropNextBlank = false;
   private active = true;
 
+  /** Part of a line is held from an earlier read. */
+  get holding(): boolean {
+    return this.carry !== null;
+  }
+
   constructor(
     private readonly strip: boolean,
     private readonly onData: DataHandler,
@@ -40,7 +45,20 @@ export class SseFramer {
    * back only an incomplete trailing line.
    */
   feed(chunk: Buffer): Buffer | null {
-    if (!this.active) return this.strip ? chunk : null;
+    return this.frame(chunk, this.strip);
+  }
+
+  /**
+   * Frames a read the caller has already forwarded unchanged, so nothing in it can be
+   * dropped. In strip mode only allowed while nothing is held (`holding` is false): held
+   * bytes have not been forwarded yet.
+   */
+  observe(chunk: Buffer): void {
+    this.frame(chunk, false);
+  }
+
+  private frame(chunk: Buffer, strip: boolean): Buffer | null {
+    if (!this.active) return strip ? chunk : null;
     const buf = this.carry ? Buffer.concat([this.carry, chunk]) : chunk;
     this.carry = null;
     let pos = 0;
@@ -59,11 +77,11 @@ export class SseFramer {
           let s = pos + DATA.length;
           if (buf[s] === 32) s++;
           verdict = this.onData(buf, s, end);
-          if (verdict === GIVE_UP) return this.giveUp(buf, emitFrom, out);
-          if (verdict === DROP) this.dropNextBlank = true;
+          if (verdict === GIVE_UP) return this.giveUp(buf, emitFrom, out, strip);
+          if (verdict === DROP && strip) this.dropNextBlank = true;
         }
       }
-      if (verdict === DROP && this.strip) {
+      if (verdict === DROP && strip) {
         out ??= [];
         if (pos > emitFrom) out.push(buf.subarray(emitFrom, pos));
         emitFrom = nl + 1;
@@ -73,11 +91,11 @@ export class SseFramer {
     if (pos < buf.length) {
       if (buf.length - pos > MAX_LINE_BYTES) {
         this.onOversized();
-        return this.giveUp(buf, emitFrom, out);
+        return this.giveUp(buf, emitFrom, out, strip);
       }
       this.carry = Buffer.from(buf.subarray(pos));
     }
-    if (!this.strip) return null;
+    if (!strip) return null;
     if (!out) return emitFrom === 0 && pos === buf.length ? buf : buf.subarray(emitFrom, pos);
     if (pos > emitFrom) out.push(buf.subarray(emitFrom, pos));
     return out.length === 1 ? out[0]! : Buffer.concat(out);
@@ -96,10 +114,10 @@ export class SseFramer {
   }
 
   /** Stops framing: from here on everything (including what was held) passes through. */
-  private giveUp(buf: Buffer, emitFrom: number, out: Buffer[] | null): Buffer | null {
+  private giveUp(buf: Buffer, emitFrom: number, out: Buffer[] | null, strip: boolean): Buffer | null {
     this.active = false;
     this.carry = null;
-    if (!this.strip) return null;
+    if (!strip) return null;
     const rest = buf.subarray(emitFrom);
     if (!out) return rest;
     out.push(rest);

@@ -105,45 +105,64 @@ http {
   return { port, stop: () => child.kill('SIGTERM') };
 }
 
+/** CLOCK_MONOTONIC in ms: the same clock as bench/upstream.ts's stamps. */
+export const monoMs = (): number => Number(process.hrtime.bigint()) / 1e6;
+
 export interface StreamSample {
   /** ms from request start to the first content chunk. */
   ttft: number;
+  /**
+   * The part of TTFT spent between client and upstream: request sent → upstream saw it,
+   * plus first content chunk written → client read it (ms; -1 when unknown). TTFT minus
+   * this is the upstream's own think time, which a proxy does not add to.
+   */
+  hop: number;
   /** One-way latency of each content chunk (receive − upstream send), ms. */
   oneWay: number[];
   chunks: number;
   ok: boolean;
 }
 
-const TS = /"ts":([0-9.]+)/g;
+const TS = /"ts":([0-9.]+),(?:"arr":([0-9.]+),)?/g;
 
 export async function streamOnce(agent: Agent, base: string, body: string, collectOneWay: boolean): Promise<StreamSample> {
-  const t0 = performance.now();
+  const t0 = monoMs();
   const res = await request(`${base}/v1/chat/completions`, { method: 'POST', body, headers: { 'content-type': 'application/json' }, dispatcher: agent });
   let ttft = -1;
+  let hop = -1;
   const oneWay: number[] = [];
   let chunks = 0;
   for await (const c of res.body) {
-    const now = performance.timeOrigin + performance.now();
+    const now = monoMs();
     const text = (c as Buffer).toString('latin1');
     TS.lastIndex = 0;
     let m: RegExpExecArray | null;
     while ((m = TS.exec(text))) {
       chunks++;
-      if (ttft < 0) ttft = performance.now() - t0;
+      if (ttft < 0) {
+        ttft = now - t0;
+        if (m[2]) hop = Number(m[2]) - t0 + (now - Number(m[1]));
+      }
       if (collectOneWay) oneWay.push(now - Number(m[1]));
     }
   }
-  return { ttft, oneWay, chunks, ok: res.statusCode === 200 };
+  return { ttft, hop, oneWay, chunks, ok: res.statusCode === 200 };
 }
 
-/** Closed loop: `concurrency` clients stream back to back for `durationMs`. */
-export async function closedLoop(base: string, concurrency: number, durationMs: number, bodyFor: (i: number) => string, collectOneWay = true): Promise<StreamSample[]> {
+/**
+ * Closed loop: `concurrency` clients stream back to back for `durationMs`. With `spreadMs`,
+ * client k starts k/concurrency of the way into that window, so the streams are spread
+ * over time as in steady traffic instead of all starting (and, with equal stream lengths,
+ * staying) in lockstep.
+ */
+export async function closedLoop(base: string, concurrency: number, durationMs: number, bodyFor: (i: number) => string, collectOneWay = true, spreadMs = 0): Promise<StreamSample[]> {
   const agent = new Agent({ connections: concurrency + 8, keepAliveTimeout: 30_000 });
   const out: StreamSample[] = [];
   const end = performance.now() + durationMs;
   let i = 0;
   await Promise.all(
-    Array.from({ length: concurrency }, async () => {
+    Array.from({ length: concurrency }, async (_, k) => {
+      if (spreadMs > 0) await new Promise((r) => setTimeout(r, (k * spreadMs) / concurrency));
       while (performance.now() < end) out.push(await streamOnce(agent, base, bodyFor(i++), collectOneWay));
     }),
   );

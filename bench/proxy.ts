@@ -6,7 +6,12 @@
  * the machine is shared and noisy.
  *
  * BENCH_SECONDS (default 3) sets the length of each cell, BENCH_ROUNDS (default 3) how many
- * interleaved rounds each cell's median is taken over, BENCH_CONCURRENCY the stream counts.
+ * interleaved rounds each cell's median is taken over, BENCH_WARMUP_SECONDS (default 2) the
+ * warm-up per path at each concurrency, BENCH_CONCURRENCY the stream counts, BENCH_LOCKSTEP
+ * the stream count of the lockstep (burst) section (0: skip it).
+ *
+ * Clients start spread over one stream's length, as streams are in steady traffic; the
+ * lockstep section then starts them all at once, the worst case for per-request cost.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
@@ -14,6 +19,7 @@ import { ROOT, closedLoop, cpuSeconds, percentile, rssBytes, sorted, startNginx,
 
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 3);
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
+const WARM = Number(process.env['BENCH_WARMUP_SECONDS'] ?? 2);
 const CONCURRENCY = (process.env['BENCH_CONCURRENCY'] ?? '1,64,256').split(',').map(Number);
 const MODELS = 64;
 const node = process.execPath;
@@ -32,14 +38,27 @@ const imPid = im.child.pid!;
 const nginx = await startNginx(upstreamPort);
 const plain = `http://127.0.0.1:${nginx.port}`;
 
+/** One stream's length at the upstream (20 ms, then 20 chunks 10 ms apart): clients start spread over it. */
+const STREAM_MS = 220;
 const body = (i: number, spec = { firstMs: 20, chunks: 20, gapMs: 10 }) => JSON.stringify({ model: `bench-model-${i % MODELS}`, stream: true, messages: [{ role: 'user', content: 'bench' }], bench: spec });
 
-interface Cell { ttftP50: number; ttftP99: number; oneWayP50: number; oneWayP99: number; requests: number; errors: number }
+interface Cell { ttftP50: number; ttftP99: number; hopP50: number; hopP99: number; oneWayP50: number; oneWayP99: number; requests: number; errors: number }
 
 function summarize(samples: StreamSample[]): Cell {
-  const ttft = sorted(samples.filter((s) => s.ok && s.ttft >= 0).map((s) => s.ttft));
+  const ok = samples.filter((s) => s.ok && s.ttft >= 0);
+  const ttft = sorted(ok.map((s) => s.ttft));
+  const hop = sorted(ok.filter((s) => s.hop >= 0).map((s) => s.hop));
   const ow = sorted(samples.flatMap((s) => s.oneWay));
-  return { ttftP50: percentile(ttft, 50), ttftP99: percentile(ttft, 99), oneWayP50: percentile(ow, 50), oneWayP99: percentile(ow, 99), requests: samples.length, errors: samples.filter((s) => !s.ok).length };
+  return {
+    ttftP50: percentile(ttft, 50),
+    ttftP99: percentile(ttft, 99),
+    hopP50: percentile(hop, 50),
+    hopP99: percentile(hop, 99),
+    oneWayP50: percentile(ow, 50),
+    oneWayP99: percentile(ow, 99),
+    requests: samples.length,
+    errors: samples.filter((s) => !s.ok).length,
+  };
 }
 
 async function scrapeLoop(stop: { done: boolean }): Promise<{ scrapes: number; bytes: number }> {
@@ -64,13 +83,17 @@ await new Promise((r) => setTimeout(r, 2000)); // model list fetched; records fl
 const series = (await (await request(metricsUrl)).body.text()).split('\n').filter((l) => l.startsWith('gen_ai_server_time_to_first_token_seconds_bucket')).length;
 
 const rows: Record<string, unknown>[] = [];
-console.log(`\ninfermeter proxy benchmark: ${SECONDS}s per cell × ${ROUNDS} interleaved rounds (median of rounds); stream = 20 chunks 10 ms apart after 20 ms`);
+console.log(`\ninfermeter proxy benchmark: ${WARM}s warm-up, then ${SECONDS}s per cell × ${ROUNDS} interleaved rounds (median of rounds); stream = 20 chunks 10 ms apart after 20 ms`);
 console.log(`registry: ${MODELS} models → ${series} TTFT bucket lines (~${Math.round(series / 25)} TTFT series; 7 histograms per model)`);
-console.log('\nstreams | path                   | TTFT p50 | TTFT p99 | chunk p50 | chunk p99 | +TTFT p50 | +TTFT p99 | +chunk p99 | requests');
+console.log('hop = TTFT less the upstream\'s own think time: request sent → upstream saw it, plus first token written → client read it (one monotonic clock)');
+console.log('\nstreams | path                   | TTFT p50 | TTFT p99 |  hop p50 |  hop p99 | chunk p99 | +TTFT p50 | +TTFT p99 | +hop p50 | +hop p99 | +chunk p99 | requests');
+const fmt = (x: number, w: number, d = 2) => x.toFixed(d).padStart(w);
 for (const c of CONCURRENCY) {
   // Rounds interleave the paths so that noise from the shared machine hits all of them alike;
-  // each figure is the median over rounds.
+  // each figure is the median over rounds. A warm-up cell per path first: a daemon runs warm
+  // (optimized code, grown heap, open upstream connections), and so does nginx.
   const paths: [string, string, boolean][] = [['direct', direct, false], ['nginx', plain, false], ['infermeter', through, false], ['infermeter + scrape/1s', through, true]];
+  for (const [, base] of paths.slice(0, 3)) await closedLoop(base, c, WARM * 1000, body, false, STREAM_MS);
   const perPath = new Map<string, Cell[]>(paths.map(([n]) => [n, []]));
   let scrapes = 0;
   let bytes = 0;
@@ -78,7 +101,7 @@ for (const c of CONCURRENCY) {
     for (const [name, base, scrape] of paths) {
       const stop = { done: false };
       const scraping = scrape ? scrapeLoop(stop) : null;
-      perPath.get(name)!.push(summarize(await closedLoop(base, c, SECONDS * 1000, body)));
+      perPath.get(name)!.push(summarize(await closedLoop(base, c, SECONDS * 1000, body, true, STREAM_MS)));
       stop.done = true;
       if (scraping) {
         const r = await scraping;
@@ -88,22 +111,47 @@ for (const c of CONCURRENCY) {
     }
   }
   const med = (cells: Cell[], k: keyof Cell) => percentile(sorted(cells.map((x) => x[k])), 50);
+  const keys = ['ttftP50', 'ttftP99', 'hopP50', 'hopP99', 'oneWayP50', 'oneWayP99'] as const;
   const results: [string, Cell][] = paths.map(([n]) => {
     const cells = perPath.get(n)!;
-    return [n, { ttftP50: med(cells, 'ttftP50'), ttftP99: med(cells, 'ttftP99'), oneWayP50: med(cells, 'oneWayP50'), oneWayP99: med(cells, 'oneWayP99'), requests: cells.reduce((a, x) => a + x.requests, 0), errors: cells.reduce((a, x) => a + x.errors, 0) }];
+    const cell = { requests: cells.reduce((a, x) => a + x.requests, 0), errors: cells.reduce((a, x) => a + x.errors, 0) } as Cell;
+    for (const k of keys) cell[k] = med(cells, k);
+    return [n, cell];
   });
   const base = results[0]![1];
   for (const [name, r] of results) {
-    const added = { ttftP50: r.ttftP50 - base.ttftP50, ttftP99: r.ttftP99 - base.ttftP99, chunkP99: r.oneWayP99 - base.oneWayP99 };
-    rows.push({ streams: c, path: name, ...r, addedTtftP50: added.ttftP50, addedTtftP99: added.ttftP99, addedChunkP99: added.chunkP99 });
+    const added = { ttftP50: r.ttftP50 - base.ttftP50, ttftP99: r.ttftP99 - base.ttftP99, hopP50: r.hopP50 - base.hopP50, hopP99: r.hopP99 - base.hopP99, chunkP99: r.oneWayP99 - base.oneWayP99 };
+    rows.push({ streams: c, path: name, ...r, addedTtftP50: added.ttftP50, addedTtftP99: added.ttftP99, addedHopP50: added.hopP50, addedHopP99: added.hopP99, addedChunkP99: added.chunkP99 });
+    const d = name === 'direct';
     console.log(
-      `${String(c).padStart(7)} | ${name.padEnd(22)} | ${r.ttftP50.toFixed(2).padStart(8)} | ${r.ttftP99.toFixed(2).padStart(8)} | ${r.oneWayP50.toFixed(3).padStart(9)} | ${r.oneWayP99.toFixed(3).padStart(9)} | ${name === 'direct' ? '        -' : added.ttftP50.toFixed(3).padStart(9)} | ${name === 'direct' ? '        -' : added.ttftP99.toFixed(3).padStart(9)} | ${name === 'direct' ? '         -' : added.chunkP99.toFixed(3).padStart(10)} | ${r.requests}${r.errors ? ` (${r.errors} errors)` : ''}`,
+      `${String(c).padStart(7)} | ${name.padEnd(22)} | ${fmt(r.ttftP50, 8)} | ${fmt(r.ttftP99, 8)} | ${fmt(r.hopP50, 8, 3)} | ${fmt(r.hopP99, 8, 3)} | ${fmt(r.oneWayP99, 9, 3)} | ${d ? '        -' : fmt(added.ttftP50, 9, 3)} | ${d ? '        -' : fmt(added.ttftP99, 9, 3)} | ${d ? '       -' : fmt(added.hopP50, 8, 3)} | ${d ? '       -' : fmt(added.hopP99, 8, 3)} | ${d ? '         -' : fmt(added.chunkP99, 10, 3)} | ${r.requests}${r.errors ? ` (${r.errors} errors)` : ''}`,
     );
   }
-  const ng = rows.find((x) => x['streams'] === c && x['path'] === 'nginx')!;
-  const imr = rows.find((x) => x['streams'] === c && x['path'] === 'infermeter')!;
-  const ims = rows.find((x) => x['streams'] === c && x['path'] === 'infermeter + scrape/1s')!;
-  console.log(`        added TTFT p99: infermeter ${(imr['addedTtftP99'] as number).toFixed(3)} ms, nginx ${(ng['addedTtftP99'] as number).toFixed(3)} ms; with scrape ${(ims['addedTtftP99'] as number).toFixed(3)} ms · ${scrapes} scrapes of ${(bytes / 1024).toFixed(0)} KiB`);
+  const at = (path: string) => rows.find((x) => x['streams'] === c && x['path'] === path)! as Record<string, number>;
+  const ng = at('nginx');
+  const imr = at('infermeter');
+  const ims = at('infermeter + scrape/1s');
+  const ratio = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(2)}×` : 'n/a');
+  console.log(`        added TTFT p99: infermeter ${fmt(imr['addedTtftP99']!, 0, 3)} ms, nginx ${fmt(ng['addedTtftP99']!, 0, 3)} ms; with scrape ${fmt(ims['addedTtftP99']!, 0, 3)} ms · ${scrapes} scrapes of ${(bytes / 1024).toFixed(0)} KiB`);
+  console.log(`        added hop p99:  infermeter ${fmt(imr['addedHopP99']!, 0, 3)} ms, nginx ${fmt(ng['addedHopP99']!, 0, 3)} ms (${ratio(imr['addedHopP99']!, ng['addedHopP99']!)} nginx); p50 ${fmt(imr['addedHopP50']!, 0, 3)} vs ${fmt(ng['addedHopP50']!, 0, 3)} ms`);
+}
+
+// Lockstep: every client starts at the same instant, and with equal stream lengths the
+// streams stay in step, so each round of requests reaches the proxy as one burst. This
+// is the worst case for per-request cost: the last request of a burst waits for all others.
+const LOCKSTEP = Number(process.env['BENCH_LOCKSTEP'] ?? 64);
+if (LOCKSTEP > 0) {
+  console.log(`\nlockstep: ${LOCKSTEP} streams all started at once (bursts of ${LOCKSTEP} requests)`);
+  const paths: [string, string][] = [['direct', direct], ['nginx', plain], ['infermeter', through]];
+  for (const [, base] of paths) await closedLoop(base, LOCKSTEP, WARM * 1000, body, false);
+  const perPath = new Map<string, Cell[]>(paths.map(([n]) => [n, []]));
+  for (let round = 0; round < ROUNDS; round++) for (const [name, base] of paths) perPath.get(name)!.push(summarize(await closedLoop(base, LOCKSTEP, SECONDS * 1000, body)));
+  const med = (name: string, k: keyof Cell) => percentile(sorted(perPath.get(name)!.map((x) => x[k])), 50);
+  for (const [name] of paths) {
+    const add = (k: keyof Cell) => (name === 'direct' ? '-' : (med(name, k) - med('direct', k)).toFixed(3));
+    console.log(`  ${name.padEnd(11)} TTFT p50 ${med(name, 'ttftP50').toFixed(2)} p99 ${med(name, 'ttftP99').toFixed(2)} · added TTFT p50 ${add('ttftP50')} p99 ${add('ttftP99')} · added hop p99 ${add('hopP99')}`);
+    rows.push({ phase: 'lockstep', streams: LOCKSTEP, path: name, ttftP50: med(name, 'ttftP50'), ttftP99: med(name, 'ttftP99'), hopP50: med(name, 'hopP50'), hopP99: med(name, 'hopP99') });
+  }
 }
 
 // Throughput: 64 streams of back-to-back chunks, counted at the client.

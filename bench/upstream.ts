@@ -1,22 +1,27 @@
 /**
- * A lean streaming upstream for benchmarks (its own process): every chunk carries the
- * sender's clock (`ts`, epoch ms with µs precision) so a client on the same machine can
- * measure one-way chunk latency. Body: {"model", "bench": {firstMs, chunks, gapMs}}.
+ * A lean streaming upstream for benchmarks (its own process): every content chunk carries
+ * the moment it was written (`ts`), and the first one also the moment the request arrived
+ * (`arr`), both on the machine-wide monotonic clock (ms), so a client on the same machine
+ * can split a stream's time into proxy hops and upstream think time.
+ * Body: {"model", "bench": {firstMs, chunks, gapMs}}.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 const MODELS = Array.from({ length: Number(process.env['BENCH_MODELS'] ?? 64) }, (_, i) => `bench-model-${i}`);
-const now = () => performance.timeOrigin + performance.now();
+/** CLOCK_MONOTONIC in ms: the same clock in every process on this machine. */
+const now = () => Number(process.hrtime.bigint()) / 1e6;
 
 const server = createServer((req, res) => {
   if (req.url?.startsWith('/v1/models')) {
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: MODELS.map((id) => ({ id, object: 'model' })) }));
     return;
   }
+  let arrived = 0;
   const parts: Buffer[] = [];
   req.on('data', (c: Buffer) => parts.push(c));
   req.on('end', () => {
+    arrived = now();
     let spec = { firstMs: 20, chunks: 20, gapMs: 10 };
     let model = 'bench-model-0';
     let usage = false;
@@ -36,7 +41,7 @@ const server = createServer((req, res) => {
     const send = () => {
       if (closed) return;
       if (sent < spec.chunks) {
-        res.write(`data: {"id":"b","object":"chat.completion.chunk","model":"${model}","ts":${now()},"choices":[{"index":0,"delta":{"content":" tok"},"finish_reason":null}]}\n\n`);
+        res.write(`data: {"id":"b","object":"chat.completion.chunk","model":"${model}","ts":${now()},${sent === 0 ? `"arr":${arrived},` : ''}"choices":[{"index":0,"delta":{"content":" tok"},"finish_reason":null}]}\n\n`);
         sent++;
         if (spec.gapMs > 0) setTimeout(send, spec.gapMs);
         else setImmediate(send);

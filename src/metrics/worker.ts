@@ -1,4 +1,6 @@
 /** Entry point of the metrics worker thread (see side.ts for why it is a thread). */
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../config.js';
 import { createLogger } from '../lib/log.js';
@@ -10,7 +12,10 @@ export type ToWorker = { type: 'batch'; batch: RecordBatch } | { type: 'loop'; s
 export type FromWorker = { type: 'ready'; port: number } | { type: 'closed' } | { type: 'fatal'; message: string };
 
 const config = workerData as Config;
+/** Nice value of the metrics thread: below every normal process, far from the lowest (19). */
+const METRICS_THREAD_NICE = 10;
 const log = createLogger(config.logLevel).child({ thread: 'metrics' });
+yieldToProxy();
 const side = new MetricsSide(config, log);
 const port = parentPort!;
 
@@ -29,3 +34,18 @@ side.start().then(
   (p) => port.postMessage({ type: 'ready', port: p } satisfies FromWorker),
   (err: Error) => port.postMessage({ type: 'fatal', message: `--metrics-listen: cannot listen: ${err.message}` } satisfies FromWorker),
 );
+
+/**
+ * Everything on this thread (rendering a scrape, the collectors and the processes they
+ * spawn) can wait a little; the proxy thread's chunks cannot. Raising this thread's nice
+ * value makes the kernel hand a busy machine's CPU to the proxy first. Linux only (a
+ * thread is a task with its own nice value there); elsewhere this does nothing.
+ */
+function yieldToProxy(): void {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, METRICS_THREAD_NICE);
+  } catch (err) {
+    log.debug({ err: (err as Error).message }, 'metrics thread keeps its priority');
+  }
+}

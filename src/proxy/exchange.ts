@@ -125,8 +125,10 @@ export class Exchange implements Dispatcher.DispatchHandler {
       controller.abort(err as Error);
       return;
     }
-    // A stream's headers go out now, as the upstream sent them; a plain body carries its own.
-    if (contentType.includes('event-stream')) res.flushHeaders();
+    // A stream's headers go out at once, as the upstream sent them; a plain body carries its
+    // own. "At once" is the end of this read: an event that came in the same read then goes
+    // out with the headers in one write, where flushing now would cost a second syscall.
+    if (contentType.includes('event-stream')) process.nextTick(flushHeaders, res);
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -267,6 +269,10 @@ export class Exchange implements Dispatcher.DispatchHandler {
       }),
     );
   }
+}
+
+function flushHeaders(res: ServerResponse): void {
+  if (!res.headersSent && !res.destroyed) res.flushHeaders();
 }
 
 function clientGoneError(): Error {

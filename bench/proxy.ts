@@ -37,6 +37,8 @@ const metricsUrl = `http://127.0.0.1:${im.match[2]}/metrics`;
 const imPid = im.child.pid!;
 const nginx = await startNginx(upstreamPort);
 const plain = `http://127.0.0.1:${nginx.port}`;
+const bare = await startProcess(node, [`${ROOT}dist/bench/bare-proxy.js`, direct], /^(\d+)\n/m);
+const nodeFloor = `http://127.0.0.1:${bare.match[1]}`;
 
 /** One stream's length at the upstream (20 ms, then 20 chunks 10 ms apart): clients start spread over it. */
 const STREAM_MS = 220;
@@ -76,6 +78,7 @@ async function scrapeLoop(stop: { done: boolean }): Promise<{ scrapes: number; b
 // Warm up every path, and give infermeter's registry ~500 histogram series (64 models × 7 histograms).
 await closedLoop(direct, 8, 500, body);
 await closedLoop(plain, 8, 500, body);
+await closedLoop(nodeFloor, 8, 500, body);
 const warmAgent = new Agent({ connections: 16 });
 for (let i = 0; i < MODELS * 2; i++) await streamOnce(warmAgent, through, body(i, { firstMs: 1, chunks: 3, gapMs: 1 }), false);
 await warmAgent.close();
@@ -83,25 +86,28 @@ await new Promise((r) => setTimeout(r, 2000)); // model list fetched; records fl
 const series = (await (await request(metricsUrl)).body.text()).split('\n').filter((l) => l.startsWith('gen_ai_server_time_to_first_token_seconds_bucket')).length;
 
 const rows: Record<string, unknown>[] = [];
-console.log(`\ninfermeter proxy benchmark: ${WARM}s warm-up, then ${SECONDS}s per cell × ${ROUNDS} interleaved rounds (median of rounds); stream = 20 chunks 10 ms apart after 20 ms`);
+console.log(`\ninfermeter proxy benchmark: ${WARM}s warm-up, then ${SECONDS}s per cell × ${ROUNDS} interleaved rounds, percentiles over all rounds' streams; stream = 20 chunks 10 ms apart after 20 ms`);
 console.log(`registry: ${MODELS} models → ${series} TTFT bucket lines (~${Math.round(series / 25)} TTFT series; 7 histograms per model)`);
+console.log('paths: direct; nginx (proxy_buffering off, measures nothing); node http+undici (a bare Node proxy, measures nothing: the floor of Node\'s HTTP stack); infermeter');
 console.log('hop = TTFT less the upstream\'s own think time: request sent → upstream saw it, plus first token written → client read it (one monotonic clock)');
-console.log('\nstreams | path                   | TTFT p50 | TTFT p99 |  hop p50 |  hop p99 | chunk p99 | +TTFT p50 | +TTFT p99 | +hop p50 | +hop p99 | +chunk p99 | requests');
+console.log('added = path − direct; "rounds" = the spread of added TTFT p99 between rounds (noise)');
+console.log('\nstreams | path                   | TTFT p50 | TTFT p99 |  hop p50 |  hop p99 | chunk p99 | +TTFT p50 | +TTFT p99 | +hop p50 | +hop p99 | +chunk p99 | rounds +TTFT p99 | requests');
 const fmt = (x: number, w: number, d = 2) => x.toFixed(d).padStart(w);
 for (const c of CONCURRENCY) {
   // Rounds interleave the paths so that noise from the shared machine hits all of them alike;
-  // each figure is the median over rounds. A warm-up cell per path first: a daemon runs warm
-  // (optimized code, grown heap, open upstream connections), and so does nginx.
-  const paths: [string, string, boolean][] = [['direct', direct, false], ['nginx', plain, false], ['infermeter', through, false], ['infermeter + scrape/1s', through, true]];
-  for (const [, base] of paths.slice(0, 3)) await closedLoop(base, c, WARM * 1000, body, false, STREAM_MS);
-  const perPath = new Map<string, Cell[]>(paths.map(([n]) => [n, []]));
+  // percentiles pool every round's streams (a p99 of one short cell rests on a handful of
+  // samples). A warm-up cell per path first: a daemon runs warm (optimized code, grown heap,
+  // open upstream connections), and so does nginx.
+  const paths: [string, string, boolean][] = [['direct', direct, false], ['nginx', plain, false], ['node http+undici', nodeFloor, false], ['infermeter', through, false], ['infermeter + scrape/1s', through, true]];
+  for (const [, base] of paths.slice(0, 4)) await closedLoop(base, c, WARM * 1000, body, false, STREAM_MS);
+  const perPath = new Map<string, StreamSample[][]>(paths.map(([n]) => [n, []]));
   let scrapes = 0;
   let bytes = 0;
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, base, scrape] of paths) {
       const stop = { done: false };
       const scraping = scrape ? scrapeLoop(stop) : null;
-      perPath.get(name)!.push(summarize(await closedLoop(base, c, SECONDS * 1000, body, true, STREAM_MS)));
+      perPath.get(name)!.push(await closedLoop(base, c, SECONDS * 1000, body, true, STREAM_MS));
       stop.done = true;
       if (scraping) {
         const r = await scraping;
@@ -110,30 +116,27 @@ for (const c of CONCURRENCY) {
       }
     }
   }
-  const med = (cells: Cell[], k: keyof Cell) => percentile(sorted(cells.map((x) => x[k])), 50);
-  const keys = ['ttftP50', 'ttftP99', 'hopP50', 'hopP99', 'oneWayP50', 'oneWayP99'] as const;
-  const results: [string, Cell][] = paths.map(([n]) => {
-    const cells = perPath.get(n)!;
-    const cell = { requests: cells.reduce((a, x) => a + x.requests, 0), errors: cells.reduce((a, x) => a + x.errors, 0) } as Cell;
-    for (const k of keys) cell[k] = med(cells, k);
-    return [n, cell];
-  });
-  const base = results[0]![1];
-  for (const [name, r] of results) {
+  const base = summarize(perPath.get('direct')!.flat());
+  const baseRounds = perPath.get('direct')!.map((s) => summarize(s).ttftP99);
+  for (const [name] of paths) {
+    const r = summarize(perPath.get(name)!.flat());
     const added = { ttftP50: r.ttftP50 - base.ttftP50, ttftP99: r.ttftP99 - base.ttftP99, hopP50: r.hopP50 - base.hopP50, hopP99: r.hopP99 - base.hopP99, chunkP99: r.oneWayP99 - base.oneWayP99 };
-    rows.push({ streams: c, path: name, ...r, addedTtftP50: added.ttftP50, addedTtftP99: added.ttftP99, addedHopP50: added.hopP50, addedHopP99: added.hopP99, addedChunkP99: added.chunkP99 });
+    const perRound = perPath.get(name)!.map((s, i) => summarize(s).ttftP99 - baseRounds[i]!);
+    rows.push({ streams: c, path: name, ...r, addedTtftP50: added.ttftP50, addedTtftP99: added.ttftP99, addedHopP50: added.hopP50, addedHopP99: added.hopP99, addedChunkP99: added.chunkP99, roundsAddedTtftP99: perRound });
     const d = name === 'direct';
+    const spread = d ? '               -' : `${Math.min(...perRound).toFixed(1)} .. ${Math.max(...perRound).toFixed(1)}`.padStart(16);
     console.log(
-      `${String(c).padStart(7)} | ${name.padEnd(22)} | ${fmt(r.ttftP50, 8)} | ${fmt(r.ttftP99, 8)} | ${fmt(r.hopP50, 8, 3)} | ${fmt(r.hopP99, 8, 3)} | ${fmt(r.oneWayP99, 9, 3)} | ${d ? '        -' : fmt(added.ttftP50, 9, 3)} | ${d ? '        -' : fmt(added.ttftP99, 9, 3)} | ${d ? '       -' : fmt(added.hopP50, 8, 3)} | ${d ? '       -' : fmt(added.hopP99, 8, 3)} | ${d ? '         -' : fmt(added.chunkP99, 10, 3)} | ${r.requests}${r.errors ? ` (${r.errors} errors)` : ''}`,
+      `${String(c).padStart(7)} | ${name.padEnd(22)} | ${fmt(r.ttftP50, 8)} | ${fmt(r.ttftP99, 8)} | ${fmt(r.hopP50, 8, 3)} | ${fmt(r.hopP99, 8, 3)} | ${fmt(r.oneWayP99, 9, 3)} | ${d ? '        -' : fmt(added.ttftP50, 9, 3)} | ${d ? '        -' : fmt(added.ttftP99, 9, 3)} | ${d ? '       -' : fmt(added.hopP50, 8, 3)} | ${d ? '       -' : fmt(added.hopP99, 8, 3)} | ${d ? '         -' : fmt(added.chunkP99, 10, 3)} | ${spread} | ${r.requests}${r.errors ? ` (${r.errors} errors)` : ''}`,
     );
   }
   const at = (path: string) => rows.find((x) => x['streams'] === c && x['path'] === path)! as Record<string, number>;
   const ng = at('nginx');
+  const nf = at('node http+undici');
   const imr = at('infermeter');
   const ims = at('infermeter + scrape/1s');
-  const ratio = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(2)}×` : 'n/a');
-  console.log(`        added TTFT p99: infermeter ${fmt(imr['addedTtftP99']!, 0, 3)} ms, nginx ${fmt(ng['addedTtftP99']!, 0, 3)} ms; with scrape ${fmt(ims['addedTtftP99']!, 0, 3)} ms · ${scrapes} scrapes of ${(bytes / 1024).toFixed(0)} KiB`);
-  console.log(`        added hop p99:  infermeter ${fmt(imr['addedHopP99']!, 0, 3)} ms, nginx ${fmt(ng['addedHopP99']!, 0, 3)} ms (${ratio(imr['addedHopP99']!, ng['addedHopP99']!)} nginx); p50 ${fmt(imr['addedHopP50']!, 0, 3)} vs ${fmt(ng['addedHopP50']!, 0, 3)} ms`);
+  const ratio = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(2)}×` : 'n/a: ≤ 0');
+  console.log(`        added TTFT p99: infermeter ${fmt(imr['addedTtftP99']!, 0, 3)} ms, node http+undici ${fmt(nf['addedTtftP99']!, 0, 3)} ms, nginx ${fmt(ng['addedTtftP99']!, 0, 3)} ms; with scrape ${fmt(ims['addedTtftP99']!, 0, 3)} ms · ${scrapes} scrapes of ${(bytes / 1024).toFixed(0)} KiB`);
+  console.log(`        infermeter / nginx: added TTFT p99 ${ratio(imr['addedTtftP99']!, ng['addedTtftP99']!)}, added hop p99 ${ratio(imr['addedHopP99']!, ng['addedHopP99']!)}; infermeter / node http+undici: added TTFT p99 ${ratio(imr['addedTtftP99']!, nf['addedTtftP99']!)}, p50 ${ratio(imr['addedTtftP50']!, nf['addedTtftP50']!)}`);
 }
 
 // Lockstep: every client starts at the same instant, and with equal stream lengths the
@@ -142,14 +145,15 @@ for (const c of CONCURRENCY) {
 const LOCKSTEP = Number(process.env['BENCH_LOCKSTEP'] ?? 64);
 if (LOCKSTEP > 0) {
   console.log(`\nlockstep: ${LOCKSTEP} streams all started at once (bursts of ${LOCKSTEP} requests)`);
-  const paths: [string, string][] = [['direct', direct], ['nginx', plain], ['infermeter', through]];
+  const paths: [string, string][] = [['direct', direct], ['nginx', plain], ['node http+undici', nodeFloor], ['infermeter', through]];
   for (const [, base] of paths) await closedLoop(base, LOCKSTEP, WARM * 1000, body, false);
-  const perPath = new Map<string, Cell[]>(paths.map(([n]) => [n, []]));
-  for (let round = 0; round < ROUNDS; round++) for (const [name, base] of paths) perPath.get(name)!.push(summarize(await closedLoop(base, LOCKSTEP, SECONDS * 1000, body)));
-  const med = (name: string, k: keyof Cell) => percentile(sorted(perPath.get(name)!.map((x) => x[k])), 50);
+  const perPath = new Map<string, StreamSample[]>(paths.map(([n]) => [n, []]));
+  for (let round = 0; round < ROUNDS; round++) for (const [name, base] of paths) perPath.get(name)!.push(...(await closedLoop(base, LOCKSTEP, SECONDS * 1000, body)));
+  const pooled = new Map(paths.map(([n]) => [n, summarize(perPath.get(n)!)]));
+  const med = (name: string, k: keyof Cell) => pooled.get(name)![k];
   for (const [name] of paths) {
     const add = (k: keyof Cell) => (name === 'direct' ? '-' : (med(name, k) - med('direct', k)).toFixed(3));
-    console.log(`  ${name.padEnd(11)} TTFT p50 ${med(name, 'ttftP50').toFixed(2)} p99 ${med(name, 'ttftP99').toFixed(2)} · added TTFT p50 ${add('ttftP50')} p99 ${add('ttftP99')} · added hop p99 ${add('hopP99')}`);
+    console.log(`  ${name.padEnd(16)} TTFT p50 ${med(name, 'ttftP50').toFixed(2)} p99 ${med(name, 'ttftP99').toFixed(2)} · added TTFT p50 ${add('ttftP50')} p99 ${add('ttftP99')} · added hop p99 ${add('hopP99')}`);
     rows.push({ phase: 'lockstep', streams: LOCKSTEP, path: name, ttftP50: med(name, 'ttftP50'), ttftP99: med(name, 'ttftP99'), hopP50: med(name, 'hopP50'), hopP99: med(name, 'hopP99') });
   }
 }
@@ -158,7 +162,7 @@ if (LOCKSTEP > 0) {
 console.log('\nthroughput (64 streams, 2000 chunks each, no gaps):');
 const fast = (i: number) => body(i, { firstMs: 0, chunks: 2000, gapMs: 0 });
 const tput: Record<string, number> = {};
-for (const [name, base] of [['direct', direct], ['nginx', plain], ['infermeter', through]] as const) {
+for (const [name, base] of [['direct', direct], ['nginx', plain], ['node http+undici', nodeFloor], ['infermeter', through]] as const) {
   const cpu0 = cpuSeconds(imPid);
   const t0 = performance.now();
   const samples = await closedLoop(base, 64, SECONDS * 1000, fast, false);
@@ -166,22 +170,32 @@ for (const [name, base] of [['direct', direct], ['nginx', plain], ['infermeter',
   const chunks = samples.reduce((a, s) => a + s.chunks, 0);
   tput[name] = chunks / secs;
   const extra = name === 'infermeter' ? ` · infermeter CPU ${(((cpuSeconds(imPid) - cpu0) / chunks) * 1000 * 1000).toFixed(1)} ms per 1,000 chunks` : '';
-  console.log(`  ${name.padEnd(11)} ${Math.round(chunks / secs).toLocaleString('en')} chunks/s${extra}`);
+  console.log(`  ${name.padEnd(16)} ${Math.round(chunks / secs).toLocaleString('en')} chunks/s${extra}`);
   rows.push({ phase: 'throughput', path: name, chunksPerSecond: chunks / secs });
 }
 
 // Memory: 1,000 streams held open (one chunk per second), RSS delta per in-flight stream.
+// RSS moves with the heap's growth and collection, so each side is the median of samples:
+// ten over the second before, ten while every stream is open.
 const HELD = 1000;
+const rssMedian = async (samples: number, everyMs: number) => {
+  const xs: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    xs.push(rssBytes(imPid));
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  return percentile(sorted(xs), 50);
+};
 await new Promise((r) => setTimeout(r, 1000));
-const rss0 = rssBytes(imPid);
+const rss0 = await rssMedian(10, 100);
 const holdAgent = new Agent({ connections: HELD + 10 });
 const held = Array.from({ length: HELD }, (_, i) => streamOnce(holdAgent, through, body(i, { firstMs: 10, chunks: 6, gapMs: 1000 }), false));
-await new Promise((r) => setTimeout(r, 3000));
-const rss1 = rssBytes(imPid);
+await new Promise((r) => setTimeout(r, 1500));
+const rss1 = await rssMedian(10, 250);
 await Promise.all(held);
 await holdAgent.close();
 const perStream = (rss1 - rss0) / HELD;
-console.log(`\nmemory: ${HELD} in-flight streams: RSS ${(rss0 / 2 ** 20).toFixed(1)} → ${(rss1 / 2 ** 20).toFixed(1)} MiB = ${(perStream / 1024).toFixed(1)} KiB per stream (client and upstream are other processes)`);
+console.log(`\nmemory: ${HELD} in-flight streams: RSS ${(rss0 / 2 ** 20).toFixed(1)} → ${(rss1 / 2 ** 20).toFixed(1)} MiB (medians of samples) = ${(perStream / 1024).toFixed(1)} KiB per stream (client and upstream are other processes)`);
 rows.push({ phase: 'memory', streams: HELD, rssBefore: rss0, rssDuring: rss1, bytesPerStream: perStream });
 
 mkdirSync(`${ROOT}bench-results`, { recursive: true });
@@ -189,5 +203,6 @@ writeFileSync(`${ROOT}bench-results/proxy.json`, JSON.stringify({ date: new Date
 console.log(`\nraw figures: bench-results/proxy.json`);
 im.child.kill('SIGTERM');
 upstream.child.kill('SIGTERM');
+bare.child.kill('SIGTERM');
 nginx.stop();
 process.exit(0);

@@ -139,7 +139,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
     const res = this.res;
     let ok = true;
     if (framer) {
-      if (meter.stripUsage && mayHoldUsage(chunk, framer)) {
+      if (framer.mustFrameFirst(chunk)) {
         // This read may carry the usage chunk we injected: frame it first to drop that event.
         const out = framer.feed(chunk);
         if (out && out.length > 0) ok = res.write(out);
@@ -278,20 +278,6 @@ function flushHeaders(res: ServerResponse): void {
 function clientGoneError(): Error {
   return Object.assign(new Error('the client closed the connection'), { code: 'CLIENT_GONE' });
 }
-
-/**
- * Whether a read could hold (part of) the usage-only event we injected, which must be
- * framed before it is forwarded so it can be dropped: the read mentions "usage", ends
- * inside a line, or continues a line held from the previous read. Every other read (a
- * token chunk, nearly always) is forwarded first and framed after.
- */
-function mayHoldUsage(chunk: Buffer, framer: SseFramer): boolean {
-  return framer.holding || chunk[chunk.length - 1] !== NL || chunk.includes(USAGE);
-}
-
-const NL = 10;
-
-const USAGE = Buffer.from('"usage"');
 
 function hasBody(req: IncomingMessage): boolean {
   const len = req.headers['content-length'];

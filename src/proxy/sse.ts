@@ -12,6 +12,7 @@
 const NL = 10;
 const CR = 13;
 const DATA = Buffer.from('data:');
+const USAGE = Buffer.from('"usage"');
 /** An event line longer than this stops metering for the request (the bytes still flow). */
 export const MAX_LINE_BYTES = 4 * 1024 * 1024;
 
@@ -28,9 +29,15 @@ export class SseFramer {
   private dropNextBlank = false;
   private active = true;
 
-  /** Part of a line is held from an earlier read. */
-  get holding(): boolean {
-    return this.carry !== null;
+  /**
+   * Whether a read must be framed before it is forwarded: in strip mode, when it could hold
+   * (part of) an event to drop, which only a usage event is: the read mentions "usage", ends
+   * inside a line, continues a line held from the previous read, or starts where a dropped
+   * event's closing blank line is still due. Every other read (a token chunk, nearly always)
+   * can be forwarded first and given to `observe()` after.
+   */
+  mustFrameFirst(chunk: Buffer): boolean {
+    return this.strip && this.active && (this.carry !== null || this.dropNextBlank || chunk[chunk.length - 1] !== NL || chunk.includes(USAGE));
   }
 
   constructor(

@@ -17,7 +17,7 @@ const TEXTS: Record<string, string> = {
 const SIZES = [SCAN_FROM_BYTES, 140 * 1024, 1024 * 1024];
 const FIELDS = ['model', 'stream', 'stream_options'];
 
-/** µs per call: median over rounds of a timed loop sized to ~50 ms. */
+/** µs per call: the median over rounds of a loop of calls long enough to take ≥ 20 ms. */
 function time(fn: () => void): number {
   let n = 1;
   for (let t = 0; t < 20; n *= 2) {

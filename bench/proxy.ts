@@ -6,7 +6,7 @@
  * the machine is shared and noisy.
  *
  * BENCH_SECONDS (default 3) sets the length of each cell, BENCH_ROUNDS (default 3) how many
- * interleaved rounds each cell's median is taken over, BENCH_WARMUP_SECONDS (default 2) the
+ * interleaved rounds each path's percentiles are pooled over, BENCH_WARMUP_SECONDS (default 2) the
  * warm-up per path at each concurrency, BENCH_CONCURRENCY the stream counts, BENCH_LOCKSTEP
  * the stream count of the lockstep (burst) section (0: skip it).
  *
@@ -39,6 +39,9 @@ const nginx = await startNginx(upstreamPort);
 const plain = `http://127.0.0.1:${nginx.port}`;
 const bare = await startProcess(node, [`${ROOT}dist/bench/bare-proxy.js`, direct], /^(\d+)\n/m);
 const nodeFloor = `http://127.0.0.1:${bare.match[1]}`;
+
+/** Every path the load goes through, in the order each round runs them; direct is the baseline. */
+const PATHS: [string, string][] = [['direct', direct], ['nginx', plain], ['node http+undici', nodeFloor], ['infermeter', through]];
 
 /** One stream's length at the upstream (20 ms, then 20 chunks 10 ms apart): clients start spread over it. */
 const STREAM_MS = 220;
@@ -98,8 +101,8 @@ for (const c of CONCURRENCY) {
   // percentiles pool every round's streams (a p99 of one short cell rests on a handful of
   // samples). A warm-up cell per path first: a daemon runs warm (optimized code, grown heap,
   // open upstream connections), and so does nginx.
-  const paths: [string, string, boolean][] = [['direct', direct, false], ['nginx', plain, false], ['node http+undici', nodeFloor, false], ['infermeter', through, false], ['infermeter + scrape/1s', through, true]];
-  for (const [, base] of paths.slice(0, 4)) await closedLoop(base, c, WARM * 1000, body, false, STREAM_MS);
+  const paths: [string, string, boolean][] = [...PATHS.map(([n, u]): [string, string, boolean] => [n, u, false]), ['infermeter + scrape/1s', through, true]];
+  for (const [, base] of PATHS) await closedLoop(base, c, WARM * 1000, body, false, STREAM_MS);
   const perPath = new Map<string, StreamSample[][]>(paths.map(([n]) => [n, []]));
   let scrapes = 0;
   let bytes = 0;
@@ -145,16 +148,15 @@ for (const c of CONCURRENCY) {
 const LOCKSTEP = Number(process.env['BENCH_LOCKSTEP'] ?? 64);
 if (LOCKSTEP > 0) {
   console.log(`\nlockstep: ${LOCKSTEP} streams all started at once (bursts of ${LOCKSTEP} requests)`);
-  const paths: [string, string][] = [['direct', direct], ['nginx', plain], ['node http+undici', nodeFloor], ['infermeter', through]];
-  for (const [, base] of paths) await closedLoop(base, LOCKSTEP, WARM * 1000, body, false);
-  const perPath = new Map<string, StreamSample[]>(paths.map(([n]) => [n, []]));
-  for (let round = 0; round < ROUNDS; round++) for (const [name, base] of paths) perPath.get(name)!.push(...(await closedLoop(base, LOCKSTEP, SECONDS * 1000, body)));
-  const pooled = new Map(paths.map(([n]) => [n, summarize(perPath.get(n)!)]));
-  const med = (name: string, k: keyof Cell) => pooled.get(name)![k];
-  for (const [name] of paths) {
-    const add = (k: keyof Cell) => (name === 'direct' ? '-' : (med(name, k) - med('direct', k)).toFixed(3));
-    console.log(`  ${name.padEnd(16)} TTFT p50 ${med(name, 'ttftP50').toFixed(2)} p99 ${med(name, 'ttftP99').toFixed(2)} · added TTFT p50 ${add('ttftP50')} p99 ${add('ttftP99')} · added hop p99 ${add('hopP99')}`);
-    rows.push({ phase: 'lockstep', streams: LOCKSTEP, path: name, ttftP50: med(name, 'ttftP50'), ttftP99: med(name, 'ttftP99'), hopP50: med(name, 'hopP50'), hopP99: med(name, 'hopP99') });
+  for (const [, base] of PATHS) await closedLoop(base, LOCKSTEP, WARM * 1000, body, false);
+  const perPath = new Map<string, StreamSample[]>(PATHS.map(([n]) => [n, []]));
+  for (let round = 0; round < ROUNDS; round++) for (const [name, base] of PATHS) perPath.get(name)!.push(...(await closedLoop(base, LOCKSTEP, SECONDS * 1000, body)));
+  const pooled = new Map(PATHS.map(([n]) => [n, summarize(perPath.get(n)!)]));
+  const at = (name: string, k: keyof Cell) => pooled.get(name)![k];
+  for (const [name] of PATHS) {
+    const add = (k: keyof Cell) => (name === 'direct' ? '-' : (at(name, k) - at('direct', k)).toFixed(3));
+    console.log(`  ${name.padEnd(16)} TTFT p50 ${at(name, 'ttftP50').toFixed(2)} p99 ${at(name, 'ttftP99').toFixed(2)} · added TTFT p50 ${add('ttftP50')} p99 ${add('ttftP99')} · added hop p99 ${add('hopP99')}`);
+    rows.push({ phase: 'lockstep', streams: LOCKSTEP, path: name, ttftP50: at(name, 'ttftP50'), ttftP99: at(name, 'ttftP99'), hopP50: at(name, 'hopP50'), hopP99: at(name, 'hopP99') });
   }
 }
 
@@ -162,7 +164,7 @@ if (LOCKSTEP > 0) {
 console.log('\nthroughput (64 streams, 2000 chunks each, no gaps):');
 const fast = (i: number) => body(i, { firstMs: 0, chunks: 2000, gapMs: 0 });
 const tput: Record<string, number> = {};
-for (const [name, base] of [['direct', direct], ['nginx', plain], ['node http+undici', nodeFloor], ['infermeter', through]] as const) {
+for (const [name, base] of PATHS) {
   const cpu0 = cpuSeconds(imPid);
   const t0 = performance.now();
   const samples = await closedLoop(base, 64, SECONDS * 1000, fast, false);

@@ -7,10 +7,9 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { monoMs } from './lib.js';
 
 const MODELS = Array.from({ length: Number(process.env['BENCH_MODELS'] ?? 64) }, (_, i) => `bench-model-${i}`);
-/** CLOCK_MONOTONIC in ms: the same clock in every process on this machine. */
-const now = () => Number(process.hrtime.bigint()) / 1e6;
 
 const server = createServer((req, res) => {
   if (req.url?.startsWith('/v1/models')) {
@@ -21,7 +20,7 @@ const server = createServer((req, res) => {
   const parts: Buffer[] = [];
   req.on('data', (c: Buffer) => parts.push(c));
   req.on('end', () => {
-    arrived = now();
+    arrived = monoMs();
     let spec = { firstMs: 20, chunks: 20, gapMs: 10 };
     let model = 'bench-model-0';
     let usage = false;
@@ -41,7 +40,7 @@ const server = createServer((req, res) => {
     const send = () => {
       if (closed) return;
       if (sent < spec.chunks) {
-        res.write(`data: {"id":"b","object":"chat.completion.chunk","model":"${model}","ts":${now()},${sent === 0 ? `"arr":${arrived},` : ''}"choices":[{"index":0,"delta":{"content":" tok"},"finish_reason":null}]}\n\n`);
+        res.write(`data: {"id":"b","object":"chat.completion.chunk","model":"${model}","ts":${monoMs()},${sent === 0 ? `"arr":${arrived},` : ''}"choices":[{"index":0,"delta":{"content":" tok"},"finish_reason":null}]}\n\n`);
         sent++;
         if (spec.gapMs > 0) setTimeout(send, spec.gapMs);
         else setImmediate(send);

@@ -121,7 +121,8 @@ export class Exchange implements Dispatcher.DispatchHandler {
     try {
       res.writeHead(statusCode, clientResponseHeaders(headers, this.framer !== null && meter.stripUsage));
     } catch (err) {
-      // A header Node will not send (a forbidden character): answer as if the upstream broke.
+      // A header Node will not send (a forbidden character): nothing usable can reach the
+      // client, so the exchange ends as a broken stream (the client's connection is cut).
       controller.abort(err as Error);
       return;
     }

@@ -57,8 +57,8 @@ export class SseFramer {
 
   /**
    * Frames a read the caller has already forwarded unchanged, so nothing in it can be
-   * dropped. In strip mode only allowed while nothing is held (`holding` is false): held
-   * bytes have not been forwarded yet.
+   * dropped. In strip mode only for a read `mustFrameFirst` let through: held bytes have
+   * not been forwarded yet.
    */
   observe(chunk: Buffer): void {
     this.frame(chunk, false);

@@ -25,15 +25,23 @@ export async function startInfermeter(config: Config, log: Logger): Promise<Runn
     await metrics.close().catch(() => undefined);
     throw err;
   }
-  const app = buildApp(config, metrics, log);
+  const sink = metrics.sink();
+  const app = buildApp(config, sink, log);
   try {
     // A deep accept queue: bursts of new connections must wait, not be reset (the kernel caps it at somaxconn).
-    await app.fastify.listen({ host: config.listen.host, port: config.listen.port, backlog: 8192 });
+    await new Promise<void>((resolve, reject) => {
+      app.server.once('error', reject);
+      app.server.listen({ host: config.listen.host, port: config.listen.port, backlog: 8192 }, () => {
+        app.server.off('error', reject);
+        resolve();
+      });
+    });
   } catch (err) {
+    sink.stop();
     await metrics.close();
     throw new Error(`--listen ${config.listen.host}:${config.listen.port}: cannot listen: ${(err as Error).message}`, { cause: err });
   }
-  const proxyPort = (app.fastify.server.address() as AddressInfo).port;
+  const proxyPort = (app.server.address() as AddressInfo).port;
   log.info({ proxy: `${config.listen.host}:${proxyPort}`, metrics: `${config.metricsListen.host}:${metricsPort}`, upstream: config.upstream, engine: config.engine }, 'infermeter ready');
 
   let closing: Promise<void> | null = null;
@@ -44,13 +52,14 @@ export async function startInfermeter(config: Config, log: Logger): Promise<Runn
       closing ??= (async () => {
         const deadline = setTimeout(() => {
           log.warn('shutdown timeout reached; closing remaining streams');
-          app.fastify.server.closeAllConnections();
+          app.server.closeAllConnections();
         }, config.shutdownTimeout * 1000);
         // Connections that finish their last stream while we drain go idle: close them too.
-        const sweep = setInterval(() => app.fastify.server.closeIdleConnections(), 100);
+        const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
         await app.close();
         clearInterval(sweep);
         clearTimeout(deadline);
+        sink.stop();
         await metrics.close();
       })();
       return closing;

@@ -105,7 +105,7 @@ export class RequestMetrics {
     if (r.chunkGaps) for (const gap of r.chunkGaps) this.chunk.observe(labels, gap);
     if (r.inputTokens > 0) this.tokens.inc({ ...labels, gen_ai_token_type: 'input' }, r.inputTokens);
     if (r.outputTokens > 0) this.tokens.inc({ ...labels, gen_ai_token_type: 'output' }, r.outputTokens);
-    if (r.outcome !== 'rejected') this.tokenSource.inc({ source: r.tokenSource });
+    if (r.outcome !== 'rejected' && r.outcome !== 'worker_lost') this.tokenSource.inc({ source: r.tokenSource });
 
     if (r.outcome === 'ok' && !r.meteringFailure) {
       if (r.inputTokens > 0) this.tokenUsage.observe({ ...labels, gen_ai_token_type: 'input' }, r.inputTokens);

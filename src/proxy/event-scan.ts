@@ -124,8 +124,11 @@ function members(member: (ks: number, ke: number) => boolean): boolean {
   }
 }
 
+/** Byte compare in JS: a native Buffer.compare call costs more than these few bytes. */
 function keyIs(ks: number, ke: number, name: Buffer): boolean {
-  return ke - ks === name.length && b.compare(name, 0, name.length, ks, ke) === 0;
+  if (ke - ks !== name.length) return false;
+  for (let i = 0; i < name.length; i++) if (b[ks + i] !== name[i]) return false;
+  return true;
 }
 
 const K_CHOICES = Buffer.from('choices');
@@ -424,7 +427,8 @@ const TRUE = Buffer.from('true');
 const FALSE = Buffer.from('false');
 
 function literal(word: Buffer): boolean {
-  if (e - p < word.length || b.compare(word, 0, word.length, p, p + word.length) !== 0) return false;
+  if (e - p < word.length) return false;
+  for (let i = 0; i < word.length; i++) if (b[p + i] !== word[i]) return false;
   p += word.length;
   return true;
 }

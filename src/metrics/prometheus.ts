@@ -2,8 +2,9 @@
  * Records request records into prom-client metrics built from the catalog. Runs on the
  * metrics side (worker thread), never on the proxy's event loop.
  */
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { REQUEST_METRICS, type BucketSet, type MetricDef } from './catalog.js';
+import { SeriesHistogram } from './histogram.js';
 import { tpotSeconds, type RecordBatch, type RequestRecord } from './record.js';
 import { judge } from '../slo/judge.js';
 import { SLO_NAMES, thresholdsFor, type SloConfig } from '../slo/config.js';
@@ -15,8 +16,8 @@ function def<N extends Def['name']>(name: N): ByName<N> {
   return REQUEST_METRICS.find((d) => d.name === name) as ByName<N>;
 }
 
-export function histogram(registry: Registry, d: MetricDef, buckets: Record<BucketSet, number[]>): Histogram {
-  return new Histogram({ name: d.name, help: d.help, labelNames: [...d.labels], buckets: buckets[d.buckets!], registers: [registry] });
+export function histogram(registry: Registry, d: MetricDef, buckets: Record<BucketSet, number[]>): SeriesHistogram {
+  return new SeriesHistogram(d.name, d.help, d.labels, buckets[d.buckets!], registry);
 }
 export function counter(registry: Registry, d: MetricDef): Counter {
   return new Counter({ name: d.name, help: d.help, labelNames: [...d.labels], registers: [registry] });
@@ -28,12 +29,12 @@ export function gauge(registry: Registry, d: MetricDef): Gauge {
 const GENERATION_OPERATIONS = new Set(['chat', 'text_completion']);
 
 export class RequestMetrics {
-  private readonly ttft: Histogram;
-  private readonly ttfo: Histogram;
-  private readonly tpot: Histogram;
-  private readonly e2e: Histogram;
-  private readonly chunk: Histogram;
-  private readonly tokenUsage: Histogram;
+  private readonly ttft: SeriesHistogram;
+  private readonly ttfo: SeriesHistogram;
+  private readonly tpot: SeriesHistogram;
+  private readonly e2e: SeriesHistogram;
+  private readonly chunk: SeriesHistogram;
+  private readonly tokenUsage: SeriesHistogram;
   private readonly requests: Counter;
   private readonly tokens: Counter;
   private readonly tokenSource: Counter;
@@ -102,7 +103,11 @@ export class RequestMetrics {
     if (r.meteringFailure) this.meteringFailures.inc({ reason: r.meteringFailure });
     if (!GENERATION_OPERATIONS.has(r.operation)) return;
 
-    if (r.chunkGaps) for (const gap of r.chunkGaps) this.chunk.observe(labels, gap);
+    if (r.chunkGaps) {
+      // One series lookup per record, not per gap: a stream brings dozens of gaps.
+      const series = this.chunk.labels(labels);
+      for (const gap of r.chunkGaps) series.observe(gap);
+    }
     if (r.inputTokens > 0) this.tokens.inc({ ...labels, gen_ai_token_type: 'input' }, r.inputTokens);
     if (r.outputTokens > 0) this.tokens.inc({ ...labels, gen_ai_token_type: 'output' }, r.outputTokens);
     if (r.outcome !== 'rejected' && r.outcome !== 'worker_lost') this.tokenSource.inc({ source: r.tokenSource });

@@ -75,19 +75,43 @@ export function scanEvent(buf: Buffer, start: number, end: number, facts: EventF
 }
 
 function ws(): void {
-  while (p < e) {
-    const c = b[p]!;
-    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) p++;
-    else return;
+  const buf = b;
+  const end = e;
+  let q = p;
+  while (q < end) {
+    const c = buf[q]!;
+    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) q++;
+    else break;
   }
+  p = q;
 }
 
 /**
- * Walks an object's members, calling `member(keyStart, keyEnd)` at each value (with `p`
- * at the value). Returns false on anything unexpected. Keys with escapes give up: they
+ * Walks an object's members, calling `member(ctx, keyStart, keyEnd)` at each value (with
+ * `p` at the value). Returns false on anything unexpected. Keys with escapes give up: they
  * could spell a key metering reads.
  */
-function members(member: (ks: number, ke: number) => boolean): boolean {
+const ROOT = 0;
+const USAGE = 1;
+const CHOICE = 2;
+const PART = 3;
+type Ctx = typeof ROOT | typeof USAGE | typeof CHOICE | typeof PART;
+
+/** One member's value, by the object it is in (a switch keeps every call site monomorphic). */
+function member(ctx: Ctx, ks: number, ke: number): boolean {
+  switch (ctx) {
+    case ROOT:
+      return rootMember(ks, ke);
+    case USAGE:
+      return usageMember(ks, ke);
+    case CHOICE:
+      return choiceMember(ks, ke);
+    default:
+      return partMember(ks, ke);
+  }
+}
+
+function members(ctx: Ctx): boolean {
   p++; // {
   ws();
   if (p < e && b[p] === RBRACE) {
@@ -97,18 +121,21 @@ function members(member: (ks: number, ke: number) => boolean): boolean {
   for (;;) {
     if (p >= e || b[p] !== QUOTE) return false;
     const ks = p + 1;
+    const buf = b;
+    const end = e;
     let q = ks;
-    while (q < e && b[q] !== QUOTE) {
-      if (b[q] === BACKSLASH || b[q]! < 0x20) return false;
-      q++;
+    for (; q < end; q++) {
+      const c = buf[q]!;
+      if (c === QUOTE) break;
+      if (c === BACKSLASH || c < 0x20) return false;
     }
-    if (q >= e) return false;
+    if (q >= end) return false;
     p = q + 1;
     ws();
     if (p >= e || b[p] !== COLON) return false;
     p++;
     ws();
-    if (!member(ks, q)) return false;
+    if (!member(ctx, ks, q)) return false;
     ws();
     if (p >= e) return false;
     if (b[p] === COMMA) {
@@ -155,7 +182,7 @@ function root(): boolean {
   usageSeen = 0;
   choicesLength = -1;
   usageObject = false;
-  if (!members(rootMember)) return false;
+  if (!members(ROOT)) return false;
   fx.usageOnly = usageObject && choicesLength === 0;
   return true;
 }
@@ -172,7 +199,7 @@ function rootMember(ks: number, ke: number): boolean {
     if (!once(2)) return false;
     if (b[p] === LBRACE) {
       usageObject = true;
-      return members(usageMember);
+      return members(USAGE);
     }
     return value(0) === V.Null;
   }
@@ -246,7 +273,7 @@ function choice(): boolean {
   deltaState = 0;
   messageState = 0;
   dVisible = dReasoning = mVisible = mReasoning = false;
-  if (!members(choiceMember)) return false;
+  if (!members(CHOICE)) return false;
   // eventFacts reads `delta ?? message`.
   const useDelta = deltaState === 2;
   const useMessage = !useDelta && messageState === 2;
@@ -291,7 +318,7 @@ function part(isDelta: boolean): boolean {
   partSeen = 0;
   partVisible = false;
   partReasoning = false;
-  if (!members(partMember)) return false;
+  if (!members(PART)) return false;
   if (isDelta) {
     deltaState = 2;
     dVisible = partVisible;
@@ -435,30 +462,33 @@ function literal(word: Buffer): boolean {
 
 /** A string at `p` (strict: valid escapes only, no raw control characters). */
 function string(): V {
-  const s = ++p;
+  // Locals in the byte loop: the module-level cursor is written back once.
+  const buf = b;
+  const end = e;
+  const s = p + 1;
+  let q = s;
   for (;;) {
-    if (p >= e) return V.Bad;
-    const c = b[p]!;
+    if (q >= end) return V.Bad;
+    const c = buf[q]!;
     if (c === QUOTE) break;
     if (c < 0x20) return V.Bad;
     if (c === BACKSLASH) {
-      if (p + 1 >= e) return V.Bad;
-      const n = b[p + 1];
+      if (q + 1 >= end) return V.Bad;
+      const n = buf[q + 1];
       if (n === 0x75) {
-        if (p + 5 >= e) return V.Bad;
-        for (let i = 2; i < 6; i++) if (!isHex(b[p + i])) return V.Bad;
-        p += 6;
+        if (q + 5 >= end) return V.Bad;
+        for (let i = 2; i < 6; i++) if (!isHex(buf[q + i])) return V.Bad;
+        q += 6;
         continue;
       }
       if (n !== QUOTE && n !== BACKSLASH && n !== 0x2f && n !== 0x62 && n !== 0x66 && n !== 0x6e && n !== 0x72 && n !== 0x74) return V.Bad;
-      p += 2;
+      q += 2;
       continue;
     }
-    p++;
+    q++;
   }
-  const empty = p === s;
-  p++;
-  return empty ? V.EmptyString : V.String;
+  p = q + 1;
+  return q === s ? V.EmptyString : V.String;
 }
 
 function isHex(c: number | undefined): boolean {
@@ -484,7 +514,15 @@ function number(): boolean {
 }
 
 function digits(): boolean {
+  const buf = b;
+  const end = e;
   const s = p;
-  while (p < e && b[p]! >= 0x30 && b[p]! <= 0x39) p++;
-  return p > s;
+  let q = s;
+  while (q < end) {
+    const c = buf[q]!;
+    if (c < 0x30 || c > 0x39) break;
+    q++;
+  }
+  p = q;
+  return q > s;
 }

@@ -47,6 +47,34 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** A process and its descendants (nginx's workers, a cluster's workers). */
+export function processTree(pid: number): number[] {
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) {
+    let kids: string[] = [];
+    try {
+      kids = readFileSync(`/proc/${out[i]}/task/${out[i]}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+    } catch {
+      /* gone */
+    }
+    out.push(...kids.map(Number));
+  }
+  return out;
+}
+
+/** utime+stime of a process and all its descendants, seconds (a process that is gone counts 0). */
+export function treeCpuSeconds(pid: number): number {
+  let sum = 0;
+  for (const p of processTree(pid)) {
+    try {
+      sum += cpuSeconds(p);
+    } catch {
+      /* exited between listing and reading */
+    }
+  }
+  return sum;
+}
+
 export function rssBytes(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return Number(m![1]) * 1024;
@@ -63,7 +91,7 @@ export async function freePort(): Promise<number> {
 }
 
 /** nginx as a plain streaming reverse proxy (the reference that measures nothing). */
-export async function startNginx(upstreamPort: number): Promise<{ port: number; stop(): void }> {
+export async function startNginx(upstreamPort: number): Promise<{ port: number; pid: number; stop(): void }> {
   const dir = mkdtempSync(join(tmpdir(), 'infermeter-nginx-'));
   const port = await freePort();
   writeFileSync(
@@ -102,7 +130,7 @@ http {
       await new Promise((r) => setTimeout(r, 50));
     }
   }
-  return { port, stop: () => child.kill('SIGTERM') };
+  return { port, pid: child.pid!, stop: () => child.kill('SIGTERM') };
 }
 
 /** CLOCK_MONOTONIC in ms: the same clock as bench/upstream.ts's stamps. */

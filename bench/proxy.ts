@@ -1,9 +1,12 @@
 /**
  * npm run bench:proxy — the same streaming load directly against a fake upstream, through
- * infermeter, and through nginx (proxy_buffering off: a plain proxy that measures nothing),
- * side by side in one run. Prints added TTFT, added inter-chunk latency, chunks/s,
- * infermeter CPU per 1,000 chunks and memory per in-flight stream. Medians and ratios only:
- * the machine is shared and noisy.
+ * infermeter (--workers 1 and --workers 2), through nginx (proxy_buffering off: a plain
+ * proxy that measures nothing) and through a bare Node proxy, side by side in one run.
+ * Sections (BENCH_SECTIONS, comma-separated; default all): `capacity` (bench/capacity.ts:
+ * each chunk its own read at 5 and 2 ms per chunk, CPU per relayed chunk, the knee),
+ * `latency` (one chunk per 10 ms at BENCH_CONCURRENCY), `lockstep`, `throughput` and
+ * `memory` (per in-flight stream, per worker and in total). Medians and ratios only: the
+ * machine is shared and noisy.
  *
  * BENCH_SECONDS (default 3) sets the length of each cell, BENCH_ROUNDS (default 3) how many
  * interleaved rounds each path's percentiles are pooled over, BENCH_WARMUP_SECONDS (default 2) the
@@ -15,7 +18,10 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
-import { ROOT, closedLoop, cpuSeconds, percentile, rssBytes, sorted, startNginx, startProcess, streamOnce, type StreamSample } from './lib.js';
+import { ROOT, closedLoop, cpuSeconds, percentile, processTree, rssBytes, sorted, startNginx, startProcess, streamOnce, type StreamSample } from './lib.js';
+import { runCapacity } from './capacity.js';
+
+const SECTIONS = new Set((process.env['BENCH_SECTIONS'] ?? 'capacity,latency,lockstep,throughput,memory').split(',').map((s) => s.trim()));
 
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 3);
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
@@ -27,11 +33,15 @@ const node = process.execPath;
 const upstream = await startProcess(node, [`${ROOT}dist/bench/upstream.js`], /^(\d+)\n/m, { BENCH_MODELS: String(MODELS) });
 const upstreamPort = Number(upstream.match[1]);
 const direct = `http://127.0.0.1:${upstreamPort}`;
-const im = await startProcess(
-  node,
-  [`${ROOT}dist/src/cli.js`, '--upstream', direct, '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0', '--no-collector.gpu', '--no-collector.engine', '--no-collector.host', '--log-level', 'info'],
-  /"proxy":"127\.0\.0\.1:(\d+)","metrics":"127\.0\.0\.1:(\d+)"/,
-);
+const startInfermeter = (workers: number) =>
+  startProcess(
+    node,
+    [`${ROOT}dist/src/cli.js`, '--upstream', direct, '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0', '--no-collector.gpu', '--no-collector.engine', '--no-collector.host', '--log-level', 'info', '--workers', String(workers)],
+    /"proxy":"127\.0\.0\.1:(\d+)","metrics":"127\.0\.0\.1:(\d+)"/,
+  );
+const im = await startInfermeter(1);
+const im2 = await startInfermeter(2);
+const through2 = `http://127.0.0.1:${im2.match[1]}`;
 const through = `http://127.0.0.1:${im.match[1]}`;
 const metricsUrl = `http://127.0.0.1:${im.match[2]}/metrics`;
 const imPid = im.child.pid!;
@@ -83,12 +93,23 @@ await closedLoop(direct, 8, 500, body);
 await closedLoop(plain, 8, 500, body);
 await closedLoop(nodeFloor, 8, 500, body);
 const warmAgent = new Agent({ connections: 16 });
-for (let i = 0; i < MODELS * 2; i++) await streamOnce(warmAgent, through, body(i, { firstMs: 1, chunks: 3, gapMs: 1 }), false);
+for (const url of [through, through2]) for (let i = 0; i < MODELS * 2; i++) await streamOnce(warmAgent, url, body(i, { firstMs: 1, chunks: 3, gapMs: 1 }), false);
 await warmAgent.close();
 await new Promise((r) => setTimeout(r, 2000)); // model list fetched; records flushed
 const series = (await (await request(metricsUrl)).body.text()).split('\n').filter((l) => l.startsWith('gen_ai_server_time_to_first_token_seconds_bucket')).length;
 
 const rows: Record<string, unknown>[] = [];
+if (SECTIONS.has('capacity')) {
+  const capacityPaths = [
+    { name: 'direct', url: direct, pids: [] },
+    { name: 'nginx', url: plain, pids: [nginx.pid] },
+    { name: 'node http+undici', url: nodeFloor, pids: [bare.child.pid!] },
+    { name: 'infermeter --workers 1', url: through, pids: [imPid] },
+    { name: 'infermeter --workers 2', url: through2, pids: [im2.child.pid!] },
+  ];
+  rows.push(...(await runCapacity(capacityPaths, { bare: 'node http+undici', nginx: 'nginx' })));
+}
+if (SECTIONS.has('latency')) {
 console.log(`\ninfermeter proxy benchmark: ${WARM}s warm-up, then ${SECONDS}s per cell × ${ROUNDS} interleaved rounds, percentiles over all rounds' streams; stream = 20 chunks 10 ms apart after 20 ms`);
 console.log(`registry: ${MODELS} models → ${series} TTFT bucket lines (~${Math.round(series / 25)} TTFT series; 7 histograms per model)`);
 console.log('paths: direct; nginx (proxy_buffering off, measures nothing); node http+undici (a bare Node proxy, measures nothing: the floor of Node\'s HTTP stack); infermeter');
@@ -142,11 +163,13 @@ for (const c of CONCURRENCY) {
   console.log(`        infermeter / nginx: added TTFT p99 ${ratio(imr['addedTtftP99']!, ng['addedTtftP99']!)}, added hop p99 ${ratio(imr['addedHopP99']!, ng['addedHopP99']!)}; infermeter / node http+undici: added TTFT p99 ${ratio(imr['addedTtftP99']!, nf['addedTtftP99']!)}, p50 ${ratio(imr['addedTtftP50']!, nf['addedTtftP50']!)}`);
 }
 
+}
+
 // Lockstep: every client starts at the same instant, and with equal stream lengths the
 // streams stay in step, so each round of requests reaches the proxy as one burst. This
 // is the worst case for per-request cost: the last request of a burst waits for all others.
 const LOCKSTEP = Number(process.env['BENCH_LOCKSTEP'] ?? 64);
-if (LOCKSTEP > 0) {
+if (LOCKSTEP > 0 && SECTIONS.has('lockstep')) {
   console.log(`\nlockstep: ${LOCKSTEP} streams all started at once (bursts of ${LOCKSTEP} requests)`);
   for (const [, base] of PATHS) await closedLoop(base, LOCKSTEP, WARM * 1000, body, false);
   const perPath = new Map<string, StreamSample[]>(PATHS.map(([n]) => [n, []]));
@@ -161,6 +184,7 @@ if (LOCKSTEP > 0) {
 }
 
 // Throughput: 64 streams of back-to-back chunks, counted at the client.
+if (SECTIONS.has('throughput')) {
 console.log('\nthroughput (64 streams, 2000 chunks each, no gaps):');
 const fast = (i: number) => body(i, { firstMs: 0, chunks: 2000, gapMs: 0 });
 const tput: Record<string, number> = {};
@@ -175,43 +199,57 @@ for (const [name, base] of PATHS) {
   console.log(`  ${name.padEnd(16)} ${Math.round(chunks / secs).toLocaleString('en')} chunks/s${extra}`);
   rows.push({ phase: 'throughput', path: name, chunksPerSecond: chunks / secs });
 }
+}
 
 // Memory: 1,000 streams held open (one chunk per second), RSS delta per in-flight stream.
 // RSS moves with the heap's growth and collection, so each side is the median of samples:
 // ten over the second before, ten while every stream is open. The first hold also grows
 // the heap to its working size, which a long-running daemon has done long ago; the second
-// hold, on that heap, is the figure.
-const HELD = 1000;
-const rssMedian = async (samples: number, everyMs: number) => {
-  const xs: number[] = [];
-  for (let i = 0; i < samples; i++) {
-    xs.push(rssBytes(imPid));
-    await new Promise((r) => setTimeout(r, everyMs));
+// hold, on that heap, is the figure. Under --workers each process is measured (the primary
+// and every worker), per stream it held, and the machine's total per stream.
+if (SECTIONS.has('memory')) {
+  const HELD = 1000;
+  const rssMedian = async (pid: number, samples: number, everyMs: number) => {
+    const xs: number[] = [];
+    for (let i = 0; i < samples; i++) {
+      xs.push(rssBytes(pid));
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+    return percentile(sorted(xs), 50);
+  };
+  const mib = (b: number) => (b / 2 ** 20).toFixed(1);
+  const kib = (b: number) => (b / 1024).toFixed(1);
+  for (const [name, url, root] of [['infermeter --workers 1', through, imPid], ['infermeter --workers 2', through2, im2.child.pid!]] as const) {
+    const pids = processTree(root);
+    const holds: { before: number[]; during: number[]; perStreamTotal: number }[] = [];
+    for (let hold = 0; hold < 2; hold++) {
+      await new Promise((r) => setTimeout(r, 1000));
+      const before = await Promise.all(pids.map((p) => rssMedian(p, 10, 100)));
+      const holdAgent = new Agent({ connections: HELD + 10 });
+      const held = Array.from({ length: HELD }, (_, i) => streamOnce(holdAgent, url, body(i, { firstMs: 10, chunks: 6, gapMs: 1000 }), false));
+      await new Promise((r) => setTimeout(r, 1500));
+      const during = await Promise.all(pids.map((p) => rssMedian(p, 10, 250)));
+      await Promise.all(held);
+      await holdAgent.close();
+      const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+      holds.push({ before, during, perStreamTotal: (sum(during) - sum(before)) / HELD });
+    }
+    console.log(`\nmemory, ${name}: ${HELD} in-flight streams (RSS medians; client and upstream are other processes):`);
+    holds.forEach((h, i) => {
+      const each = pids.map((p, k) => `${k === 0 ? 'main' : `worker ${k}`} ${mib(h.before[k]!)} → ${mib(h.during[k]!)} MiB`).join(', ');
+      // A worker holds about HELD / workers of the streams (round-robin connections).
+      const workerShare = pids.length > 1 ? ` · per stream a worker held: ${pids.slice(1).map((_, k) => kib(((h.during[k + 1]! - h.before[k + 1]!) * (pids.length - 1)) / HELD)).join(', ')} KiB` : '';
+      console.log(`  ${i === 0 ? 'first hold (heap still growing)' : 'second hold (warm heap)        '}: ${each} = ${kib(h.perStreamTotal)} KiB per stream in total${workerShare}`);
+    });
+    rows.push({ phase: 'memory', path: name, streams: HELD, pids: pids.length, holds, bytesPerStream: holds[1]!.perStreamTotal });
   }
-  return percentile(sorted(xs), 50);
-};
-const holds: { before: number; during: number; perStream: number }[] = [];
-for (let hold = 0; hold < 2; hold++) {
-  await new Promise((r) => setTimeout(r, 1000));
-  const before = await rssMedian(10, 100);
-  const holdAgent = new Agent({ connections: HELD + 10 });
-  const held = Array.from({ length: HELD }, (_, i) => streamOnce(holdAgent, through, body(i, { firstMs: 10, chunks: 6, gapMs: 1000 }), false));
-  await new Promise((r) => setTimeout(r, 1500));
-  const during = await rssMedian(10, 250);
-  await Promise.all(held);
-  await holdAgent.close();
-  holds.push({ before, during, perStream: (during - before) / HELD });
 }
-const mib = (b: number) => (b / 2 ** 20).toFixed(1);
-console.log(`\nmemory: ${HELD} in-flight streams (RSS medians; client and upstream are other processes):`);
-console.log(`  first hold (heap still growing): ${mib(holds[0]!.before)} → ${mib(holds[0]!.during)} MiB = ${(holds[0]!.perStream / 1024).toFixed(1)} KiB per stream`);
-console.log(`  second hold (warm heap):         ${mib(holds[1]!.before)} → ${mib(holds[1]!.during)} MiB = ${(holds[1]!.perStream / 1024).toFixed(1)} KiB per stream`);
-rows.push({ phase: 'memory', streams: HELD, holds, bytesPerStream: holds[1]!.perStream });
 
 mkdirSync(`${ROOT}bench-results`, { recursive: true });
 writeFileSync(`${ROOT}bench-results/proxy.json`, JSON.stringify({ date: new Date().toISOString(), seconds: SECONDS, rows }, null, 2));
 console.log(`\nraw figures: bench-results/proxy.json`);
 im.child.kill('SIGTERM');
+im2.child.kill('SIGTERM');
 upstream.child.kill('SIGTERM');
 bare.child.kill('SIGTERM');
 nginx.stop();

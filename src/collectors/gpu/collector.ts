@@ -252,6 +252,11 @@ export class GpuCollector implements Collector {
     return this.factsPending;
   }
 
+  /** Test and diagnostics view: the argument lists of the dmon children. */
+  get dmonCommands(): readonly string[][] {
+    return this.commands;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     await this.startup?.catch(() => undefined);

@@ -116,6 +116,8 @@ export interface FakeSettings {
   faultAfter: number;
   /** dmon -s letters switched to by the header-change fault. */
   faultColumns: string;
+  /** `dmon -h` lists --gpm-metrics, but dmon exits with an error when given it. */
+  gpmReject: boolean;
 }
 
 export function readSettings(env: NodeJS.ProcessEnv): FakeSettings {
@@ -146,5 +148,6 @@ export function readSettings(env: NodeJS.ProcessEnv): FakeSettings {
     fault,
     faultAfter: Math.floor(num('FAULT_AFTER', fault === 'hang' ? 0 : 3)),
     faultColumns: get('FAULT_COLUMNS') ?? 'pucm',
+    gpmReject: get('GPM_REJECT') === '1',
   };
 }

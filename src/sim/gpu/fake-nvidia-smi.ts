@@ -52,6 +52,7 @@ export async function fakeNvidiaSmi(argv: readonly string[], env: NodeJS.Process
 async function dmon(inv: Extract<Invocation, { kind: 'dmon' }>, settings: FakeSettings, caps: DriverCaps, all: SimGpu[], load: LoadSource, write: (s: string) => void): Promise<number> {
   const unsupported = (inv.gpm && !caps.gpmMetrics) || (inv.gpmOptions && !caps.gpmOptions);
   if (unsupported) throw new UsageError(`Invalid combination of input arguments. Please run 'nvidia-smi dmon -h' for help.`);
+  if (inv.gpm && settings.gpmReject) throw new UsageError('Failed to start GPM metrics monitoring: Not Supported');
   const gpus = all.slice(0, caps.monitorLimit);
   const warning = gpus.length < all.length && caps.limitWarning ? caps.limitWarning : null;
   const gpm = (inv.gpm ?? []).map((id) => GPM_COLUMNS[id]!);

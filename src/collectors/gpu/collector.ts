@@ -202,8 +202,11 @@ export class GpuCollector implements Collector {
   private onSample(sample: DmonSample): void {
     this.latest.set(sample.gpu, { sample, at: performance.now() });
     if (this.facts && !this.facts.has(sample.gpu)) this.factsOutdated = true;
+    const before = this.gpm.status;
     const unavailable = this.gpm.sample(sample);
-    if (this.noteGpm() && unavailable) this.replan();
+    if (this.gpm.status === before) return;
+    this.noteGpm();
+    if (unavailable) this.replan();
   }
 
   private onRestart(child: DmonChild, reason: RestartReason, delayMs: number, exit: ExitReport): void {
@@ -238,7 +241,7 @@ export class GpuCollector implements Collector {
     if ((this.facts && !this.factsOutdated) || this.factsPending || performance.now() - this.factsAskedAt < this.factsRetryMs) return null;
     this.factsAskedAt = performance.now();
     const args = [`--query-gpu=${QUERY_FIELDS.join(',')}`, '--format=csv,noheader,nounits'];
-    this.factsPending = runCommand(this.options.binary, args, 10_000, { env: this.options.env }).then((r) => {
+    this.factsPending = runCommand(this.options.binary, args, 10_000, { env: this.env }).then((r) => {
       this.factsPending = null;
       const parsed = parseGpuFacts(r.stdout);
       if (r.code !== 0 || parsed.error || parsed.facts.length === 0) {

@@ -41,6 +41,8 @@ export interface Config {
   nvidiaSmi: string;
   dmonColumns: string;
   gpuInterval: number;
+  gpuSource: 'auto' | 'nvidia-smi' | 'dcgm-exporter';
+  dcgmExporterUrl: string;
   engineMetrics: string;
   engineInterval: number;
   hostInterval: number;
@@ -81,7 +83,9 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'logLevel', flag: '--log-level <level>', help: `log level: ${LOG_LEVELS.join(', ')}`, default: 'info', parse: oneOf(LOG_LEVELS) },
   { key: 'nvidiaSmi', flag: '--nvidia-smi <path>', help: 'nvidia-smi binary', default: 'nvidia-smi', parse: (v) => nonEmpty(v) },
   { key: 'dmonColumns', flag: '--dmon-columns <letters>', help: 'nvidia-smi dmon -s column groups', default: 'pucvmet', parse: (v) => dmonLetters(v) },
-  { key: 'gpuInterval', flag: '--gpu-interval <duration>', help: 'nvidia-smi dmon sampling interval (whole seconds)', default: '1s', parse: (v) => wholeSeconds(v) },
+  { key: 'gpuInterval', flag: '--gpu-interval <duration>', help: 'nvidia-smi dmon sampling interval (whole seconds); also how often dcgm-exporter is scraped', default: '1s', parse: (v) => wholeSeconds(v) },
+  { key: 'gpuSource', flag: '--gpu-source <source>', help: 'where GPU metrics come from: nvidia-smi (dmon), dcgm-exporter (scrape --dcgm-exporter-url), or auto (nvidia-smi when it is on PATH, else dcgm-exporter when a URL is set)', default: 'auto', parse: oneOf(['auto', 'nvidia-smi', 'dcgm-exporter'] as const) },
+  { key: 'dcgmExporterUrl', flag: '--dcgm-exporter-url <url>', help: 'dcgm-exporter metrics URL, e.g. http://127.0.0.1:9400/metrics', default: '', parse: (v) => (v === '' ? '' : parseHttpUrl(v)) },
   { key: 'engineMetrics', flag: '--engine-metrics <url>', help: 'engine Prometheus endpoint (default: <upstream>/metrics)', default: '', parse: (v) => (v === '' ? '' : parseHttpUrl(v)) },
   { key: 'engineInterval', flag: '--engine-interval <duration>', help: 'engine /metrics scrape interval', default: '5s', parse: parseDuration },
   { key: 'hostInterval', flag: '--host-interval <duration>', help: 'host collector interval', default: '5s', parse: parseDuration },

@@ -6,6 +6,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { DmonChild } from '../collectors/gpu/dmon-child.js';
+import { SHOW_ALL_DEVICES_ENV } from '../collectors/gpu/plan.js';
 import { normalizeScrape } from '../collectors/engine/collector.js';
 import { aliasTable } from '../collectors/engine/aliases.js';
 import { ScrapeClient } from '../collectors/engine/scrape.js';
@@ -51,7 +52,7 @@ export class Monitor {
         {
           binary: this.opts.nvidiaSmi, args: ['dmon', '-s', DMON_GROUPS, '-d', String(seconds)],
           sampleMs: seconds * 1000, stallAfterMs: seconds * 5000, startupGraceMs: 15_000,
-          backoffBaseMs: 1000, backoffMaxMs: 10_000, backoffResetMs: 60_000, env: this.opts.env,
+          backoffBaseMs: 1000, backoffMaxMs: 10_000, backoffResetMs: 60_000, env: { ...(this.opts.env ?? process.env), ...SHOW_ALL_DEVICES_ENV },
         },
         {
           sample: (s) => {

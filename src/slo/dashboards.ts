@@ -74,6 +74,11 @@ function whyIsP99Slow(): PanelSpec[] {
     { ...common, title: 'GPU utilisation', unit: 'percentunit', min: 0, max: 1,
       description: 'High TTFT with idle GPUs points away from compute: queueing in front of the engine, the network, or the proxy host.',
       targets: [{ expr: `avg by (instance, gpu) (${M.gpuUtil}{${INSTANCE}})`, legend: '{{instance}} GPU {{gpu}}' }] },
+    { ...common, title: 'TPOT P99 by model', unit: 's', description: 'The decode-side symptom: time per output token, 99th percentile.',
+      targets: [{ expr: quantile(0.99, M.tpot, 'le, gen_ai_request_model', REQ), legend: 'P99 {{gen_ai_request_model}}' }] },
+    { ...common, title: 'DRAM bandwidth utilisation', unit: 'percentunit', min: 0, max: 1, thresholds: [[0.9, 'orange']],
+      description: 'Decode is memory-bound: TPOT rising while DRAM bandwidth sits near its peak means the batch is as fast as the memory allows (GPM or DCGM profiling; empty where unavailable).',
+      targets: [{ expr: `avg by (instance, gpu) (${M.gpuDram}{${INSTANCE}})`, legend: '{{instance}} GPU {{gpu}}' }] },
   ];
 }
 
@@ -132,12 +137,26 @@ function gpu(): DashboardSpec {
   return {
     uid: 'infermeter-gpu',
     title: 'infermeter / GPU',
-    description: 'Per-GPU gauges from nvidia-smi dmon, collected by infermeter.',
+    description: 'Per-GPU gauges from nvidia-smi dmon (with GPM where the GPU has it) or dcgm-exporter, collected by infermeter.',
     variables: variables(),
     rows: [
-      { title: 'Load', panels: [
-        { title: 'SM utilisation', unit: 'percentunit', min: 0, max: 1, description: 'Share of time a kernel ran on the GPU.', targets: [per(M.gpuUtil)] },
-        { title: 'Memory bandwidth utilisation', unit: 'percentunit', min: 0, max: 1, description: 'Share of time device memory was read or written.', targets: [per(M.gpuMemUtil)] },
+      { title: 'Load: what sm% says, and what the SMs really do', panels: [
+        { title: 'SM utilisation (sm%) and SM active', unit: 'percentunit', min: 0, max: 1, w: 6,
+          description: 'sm%: share of time any kernel ran, so one small kernel reads 100%. SM active (GPM): share of SMs with work, averaged over all SMs.',
+          targets: [
+            { expr: `${M.gpuUtil}{${INSTANCE}}`, legend: 'sm% {{instance}} GPU {{gpu}}' },
+            { expr: `${M.gpuSmActive}{${INSTANCE}}`, legend: 'SM active {{instance}} GPU {{gpu}}' },
+          ] },
+        { title: 'SM occupancy', unit: 'percentunit', min: 0, max: 1, w: 6,
+          description: 'Resident warps as a share of what the SMs can hold (GPM): low under load means kernels too small to fill the GPU; prefill raises it.',
+          targets: [per(M.gpuSmOccupancy)] },
+        { title: 'Tensor core activity', unit: 'percentunit', min: 0, max: 1, w: 6,
+          description: 'Share of cycles the tensor (matrix-multiply) pipes were busy (GPM): the useful math of prefill and large decode batches.',
+          targets: [per(M.gpuTensor)] },
+        { title: 'DRAM bandwidth utilisation', unit: 'percentunit', min: 0, max: 1, w: 6, thresholds: [[0.9, 'orange']],
+          description: 'Share of peak memory bandwidth used (GPM): decode is memory-bound, so near the top TPOT will not improve by batching more.',
+          targets: [per(M.gpuDram)] },
+        { title: 'Memory busy time (mem%)', unit: 'percentunit', min: 0, max: 1, description: 'Share of time device memory was read or written (dmon mem%; not the share of bandwidth: see DRAM bandwidth).', targets: [per(M.gpuMemUtil)] },
         { title: 'Memory used', unit: 'bytes', min: 0, description: 'Frame-buffer memory in use, and the total (the engine preallocates most of it for the KV cache).',
           targets: [
             { expr: `${M.gpuMemUsed}{${INSTANCE}}`, legend: 'used {{instance}} GPU {{gpu}}' },
@@ -147,6 +166,11 @@ function gpu(): DashboardSpec {
           targets: [
             { expr: `${M.gpuPcieRx}{${INSTANCE}}`, legend: 'rx {{instance}} GPU {{gpu}}' },
             { expr: `${M.gpuPcieTx}{${INSTANCE}}`, legend: 'tx {{instance}} GPU {{gpu}}' },
+          ] },
+        { title: 'NVLink throughput', unit: 'Bps', description: 'GPU-to-GPU traffic over all NVLinks (GPM): tensor-parallel all-reduces show here.',
+          targets: [
+            { expr: `${M.gpuNvlinkRx}{${INSTANCE}}`, legend: 'rx {{instance}} GPU {{gpu}}' },
+            { expr: `${M.gpuNvlinkTx}{${INSTANCE}}`, legend: 'tx {{instance}} GPU {{gpu}}' },
           ] },
       ] },
       { title: 'Power, heat and clocks', panels: [
@@ -164,8 +188,11 @@ function gpu(): DashboardSpec {
           ] },
       ] },
       { title: 'Collector', panels: [
-        { title: 'nvidia-smi data age', unit: 's', w: 24, h: 6, thresholds: [[60, 'red']], description: 'Seconds since the GPU collector last succeeded; the stale alert fires above 60 s.',
+        { title: 'GPU data age', unit: 's', h: 6, thresholds: [[60, 'red']], description: 'Seconds since the GPU collector (nvidia-smi or dcgm-exporter) last succeeded; the stale alert fires above 60 s.',
           targets: [{ expr: `time() - ${M.collectorLastSuccess}{${INSTANCE}, collector="gpu"}`, legend: '{{instance}}' }] },
+        { title: 'GPU source and GPM', type: 'stat', unit: 'none', h: 6,
+          description: 'Which source feeds these panels, and whether SM occupancy, DRAM bandwidth and tensor activity are available (gpm unavailable: the reason says why; those panels stay empty).',
+          targets: [{ expr: `max by (instance, source, gpm, reason) (${M.gpuSourceInfo}{${INSTANCE}})`, legend: '{{instance}} {{source}} gpm {{gpm}} {{reason}}' }] },
       ] },
     ],
   };

@@ -41,6 +41,14 @@ export const M = {
   gpuPowerViolation: 'infermeter_gpu_power_violation_ratio',
   /** 1 while thermally throttled, else 0 (dmon tviol is a flag, not a percentage). */
   gpuThermalViolation: 'infermeter_gpu_thermal_violation',
+  // GPM (nvidia-smi dmon --gpm-metrics) or DCGM profiling fields
+  gpuSmActive: 'infermeter_gpu_sm_active_ratio',
+  gpuSmOccupancy: 'infermeter_gpu_sm_occupancy_ratio',
+  gpuTensor: 'infermeter_gpu_tensor_active_ratio',
+  gpuDram: 'infermeter_gpu_dram_bandwidth_utilization_ratio',
+  gpuNvlinkRx: 'infermeter_gpu_nvlink_receive_bytes_per_second',
+  gpuNvlinkTx: 'infermeter_gpu_nvlink_transmit_bytes_per_second',
+  gpuSourceInfo: 'infermeter_gpu_source_info',
 } as const;
 
 /** The SLO histogram each SLO name is measured by. */

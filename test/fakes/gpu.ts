@@ -22,6 +22,7 @@ export const DMON_FIXTURES = [
   'nvidia-smi-dmon-s-pucm-1gpu-hotloop.txt',
   'nvidia-smi-dmon-s-pucv-jpg-ofa-testfixture.txt',
   'nvidia-smi-dmon-s-pucvmet-1gpu-older-driver.txt',
+  'nvidia-smi-dmon-gpm-metrics-1-2-13-1gpu.txt',
 ];
 
 /** A logger whose JSON lines are kept for assertions. */

@@ -57,6 +57,8 @@ for (const file of DMON_FIXTURES) {
           assert.equal(got.length, 0, `${m}: no value in the capture, so no series`);
           continue;
         }
+        // A metric with "-" in some rows (GPM before its second sample) has no series while one of those is current.
+        if (allowed.includes(null) && got.length === 0) continue;
         assert.equal(got.length, 1, m);
         assert.deepEqual(got[0]!.labels, { gpu: '0', uuid: uuid(1, 0) });
         assert.ok(allowed.includes(got[0]!.value), `${m}=${got[0]!.value} not in capture ${allowed.join(',')}`);

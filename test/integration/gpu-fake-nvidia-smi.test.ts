@@ -126,3 +126,38 @@ test('follows a simulator\'s load read from its vLLM /metrics', async () => {
     server.close();
   }
 });
+
+test('GPM columns follow the simulator: DRAM bandwidth with the decode batch, SM occupancy with prefill', async () => {
+  let running = 0;
+  let prefillTps = 0;
+  const t0 = Date.now();
+  const server = createServer((req, res) => {
+    const prompt = Math.round(((Date.now() - t0) / 1000) * prefillTps);
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end(`vllm:num_requests_running{model_name="m"} ${running}\nvllm:prompt_tokens_total{model_name="m"} ${prompt}\n`);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const last = async () => {
+    const r = await runFake(['dmon', '-s', 'u', '-c', '5', '--gpm-metrics', '3,10'], { FAKE_NVIDIA_SMI_SIM_URL: url, FAKE_NVIDIA_SMI_PERIOD_MS: '150' });
+    const parsed = parseDmonText(r.stdout);
+    assert.equal(parsed.invalidLines, 0, parsed.invalidReasons.join('; '));
+    assert.equal(parsed.samples[0]!.values.get('infermeter_gpu_dram_bandwidth_utilization_ratio'), null, 'GPM needs two samples');
+    const s = parsed.samples.at(-1)!;
+    return { dram: s.values.get('infermeter_gpu_dram_bandwidth_utilization_ratio')!, occupancy: s.values.get('infermeter_gpu_sm_occupancy_ratio')! };
+  };
+  try {
+    const idle = await last();
+    running = 16;
+    const decode = await last();
+    running = 2;
+    prefillTps = 8000;
+    const prefill = await last();
+    assert.deepEqual(idle, { dram: 0, occupancy: 0 });
+    assert.ok(decode.dram > 0.7, `decode-heavy DRAM ${decode.dram}`);
+    assert.ok(prefill.occupancy > 0.5, `prefill-heavy occupancy ${prefill.occupancy}`);
+    assert.ok(decode.dram > prefill.dram && prefill.occupancy > decode.occupancy, JSON.stringify({ decode, prefill }));
+  } finally {
+    server.close();
+  }
+});

@@ -97,6 +97,13 @@ test('Prometheus loads the generated rules, every dashboard query returns data, 
     return missing.length === 0;
   }, 20_000, 'data for every dashboard query', 250).catch(() => assert.fail(`no data for ${missing.length} of ${queries.length} queries:\n${missing.join('\n')}`));
   phase(`${queries.length} dashboard queries returned data`);
+  // The GPM panels are among them, fed by the fake nvidia-smi's --gpm-metrics columns (an H100 on a 550 driver).
+  for (const metric of ['sm_occupancy_ratio', 'tensor_active_ratio', 'dram_bandwidth_utilization_ratio', 'sm_active_ratio', 'nvlink_receive_bytes_per_second']) {
+    assert.ok(queries.some((q) => q.file === 'infermeter-gpu.json' && q.expr.includes(`infermeter_gpu_${metric}`)), `a GPU panel reads infermeter_gpu_${metric}`);
+  }
+  assert.ok(queries.some((q) => q.file === 'infermeter-overview.json' && q.expr.includes('infermeter_gpu_dram_bandwidth_utilization_ratio')), 'DRAM bandwidth beside TPOT');
+  const gpm = await prom.query(`infermeter_gpu_source_info{instance="${instance}"}`);
+  assert.deepEqual(gpm.map((x) => [x.metric['source'], x.metric['gpm']]), [['nvidia-smi', 'enabled']]);
 
   for (const [label, metric] of [['instance', 'infermeter_requests_in_flight'], ['gen_ai_request_model', 'infermeter_requests_total']] as const) {
     const values = await prom.get<string[]>(`/api/v1/label/${label}/values?match[]=${encodeURIComponent(metric)}`);

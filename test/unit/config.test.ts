@@ -37,3 +37,13 @@ test('--inject-usage auto: on, except for TGI', () => {
   assert.equal(resolveConfig({ upstream: 'http://x', engine: 'tgi', injectUsage: 'true' }, {}).injectUsage, true);
   assert.equal(resolveConfig({ upstream: 'http://x', injectUsage: 'false' }, {}).injectUsage, false);
 });
+
+test('--gpu-source and --dcgm-exporter-url', () => {
+  const cfg = resolveConfig({ upstream: 'http://x' }, {});
+  assert.equal(cfg.gpuSource, 'auto');
+  assert.equal(cfg.dcgmExporterUrl, '');
+  const dcgm = resolveConfig({ upstream: 'http://x' }, { INFERMETER_GPU_SOURCE: 'dcgm-exporter', INFERMETER_DCGM_EXPORTER_URL: 'http://127.0.0.1:9400/metrics' });
+  assert.deepEqual([dcgm.gpuSource, dcgm.dcgmExporterUrl], ['dcgm-exporter', 'http://127.0.0.1:9400/metrics']);
+  assert.throws(() => resolveConfig({ upstream: 'http://x', gpuSource: 'nvml' }, {}), (e: unknown) => e instanceof ConfigError && e.flag === '--gpu-source');
+  assert.throws(() => resolveConfig({ upstream: 'http://x', dcgmExporterUrl: 'localhost:9400' }, {}), (e: unknown) => e instanceof ConfigError && e.flag === '--dcgm-exporter-url');
+});

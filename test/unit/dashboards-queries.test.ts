@@ -49,7 +49,7 @@ test('the overview has the "why is P99 slow" row: TTFT P99, KV cache, waiting re
   const panels = all[0]!.json['panels'] as { type: string; title: string; gridPos: { w: number }; targets?: { expr: string }[] }[];
   const row = panels.findIndex((p) => p.type === 'row' && /why is P99 slow/i.test(p.title));
   assert.ok(row >= 0);
-  const exprs = panels.slice(row + 1, row + 5).map((p) => {
+  const exprs = panels.slice(row + 1, row + 7).map((p) => {
     assert.equal(p.gridPos.w, 24, 'full width, so the time axes line up');
     return p.targets!.map((t) => t.expr).join('\n');
   });
@@ -57,6 +57,22 @@ test('the overview has the "why is P99 slow" row: TTFT P99, KV cache, waiting re
   assert.match(exprs[1]!, /kv_cache_usage_ratio/);
   assert.match(exprs[2]!, /requests_waiting/);
   assert.match(exprs[3]!, /gpu_sm_utilization_ratio/);
+  // Decode is memory-bound: DRAM bandwidth right under TPOT.
+  assert.match(exprs[4]!, /histogram_quantile\(0\.99, .*time_per_output_token/);
+  assert.match(exprs[5]!, /gpu_dram_bandwidth_utilization_ratio/);
+});
+
+test('the GPU dashboard shows SM occupancy, tensor activity and DRAM bandwidth in the row with sm%, each with its one-line meaning', () => {
+  const panels = all[1]!.json['panels'] as { type: string; title: string; description: string; gridPos: { y: number }; targets?: { expr: string }[] }[];
+  const find = (metric: string) => panels.find((p) => p.type !== 'row' && p.targets!.some((t) => t.expr.includes(metric)))!;
+  const sm = find('infermeter_gpu_sm_utilization_ratio');
+  for (const metric of ['infermeter_gpu_sm_occupancy_ratio', 'infermeter_gpu_tensor_active_ratio', 'infermeter_gpu_dram_bandwidth_utilization_ratio', 'infermeter_gpu_sm_active_ratio']) {
+    const p = find(metric);
+    assert.equal(p.gridPos.y, sm.gridPos.y, `${p.title} beside sm%`);
+    assert.ok(p.description.length > 20 && !p.description.includes('\n'), `${p.title}: one line on what it means`);
+  }
+  assert.ok(find('infermeter_gpu_nvlink_receive_bytes_per_second'));
+  assert.ok(find('infermeter_gpu_source_info'));
 });
 
 test('every panel query parses as PromQL once template variables are substituted', (t) => {

@@ -25,6 +25,13 @@ const M = {
   pci: 'infermeter_gpu_pcie_replay_errors',
   rx: 'infermeter_gpu_pcie_receive_bytes_per_second',
   tx: 'infermeter_gpu_pcie_transmit_bytes_per_second',
+  gract: 'infermeter_gpu_graphics_active_ratio',
+  smActive: 'infermeter_gpu_sm_active_ratio',
+  smOcc: 'infermeter_gpu_sm_occupancy_ratio',
+  tensor: 'infermeter_gpu_tensor_active_ratio',
+  dram: 'infermeter_gpu_dram_bandwidth_utilization_ratio',
+  fp16: 'infermeter_gpu_fp16_active_ratio',
+  nvlRx: 'infermeter_gpu_nvlink_receive_bytes_per_second',
 };
 
 interface Case {
@@ -49,12 +56,19 @@ const CASES: Case[] = [
     expect: { [M.power]: 411, [M.temp]: 45, [M.sm]: 0.95, [M.mclk]: 12481e6, [M.pclk]: 2370e6, [M.fb]: 725 * MIB, [M.bar1]: 725 * MIB, [M.ccpm]: 0 } },
   { file: 'nvidia-smi-dmon-s-pucv-jpg-ofa-testfixture.txt', samples: 2, headers: 1, invalid: 0, metrics: 13, at: 1,
     expect: { [M.power]: 3, [M.sm]: 0.18, [M.pviol]: 0.99, [M.tviol]: 0 } },
+  // GPM columns read "-" until two samples exist.
+  { file: 'nvidia-smi-dmon-gpm-metrics-1-2-13-1gpu.txt', samples: 4, headers: 1, invalid: 0, metrics: 14, at: 0,
+    expect: { [M.power]: 12, [M.sm]: 0, [M.mclk]: 7001e6, [M.gract]: null, [M.smActive]: null, [M.fp16]: null } },
+  { file: 'nvidia-smi-dmon-gpm-metrics-1-2-13-1gpu.txt', samples: 4, headers: 1, invalid: 0, metrics: 14, at: 2,
+    expect: { [M.power]: 11, [M.sm]: 0.02, [M.mem]: 0.07, [M.gract]: 0.01, [M.smActive]: 0.01, [M.fp16]: 0 } },
+  { file: 'nvidia-smi-dmon-gpm-metrics-1-2-13-1gpu.txt', samples: 4, headers: 1, invalid: 0, metrics: 14, at: 3,
+    expect: { [M.power]: 9, [M.sm]: 0.01, [M.pclk]: 502e6, [M.gract]: 0.09, [M.smActive]: 0.08, [M.fp16]: 0 } },
   { file: 'nvidia-smi-dmon-s-pucvmet-1gpu-older-driver.txt', samples: 5, headers: 1, invalid: 0, metrics: 18, at: 4,
     expect: { [M.power]: 19, [M.temp]: 45, [M.sm]: 0.09, [M.mem]: 0.1, [M.pviol]: 0, [M.tviol]: 0, [M.fb]: 821 * MIB, [M.bar1]: 6 * MIB, [M.sbecc]: null, [M.pci]: 0, [M.rx]: 0, [M.tx]: 0 } },
 ];
 
 for (const c of CASES) {
-  test(`dmon fixture ${c.file}`, () => {
+  test(`dmon fixture ${c.file} (sample ${c.at})`, () => {
     const parsed = parseDmonText(fixture(c.file));
     assert.equal(parsed.samples.length, c.samples);
     assert.equal(parsed.headers, c.headers);
@@ -151,4 +165,36 @@ test('a sample before any header is invalid, not guessed', () => {
   const parsed = parseDmonText('    0    100     50\n');
   assert.equal(parsed.samples.length, 0);
   assert.equal(parsed.invalidLines, 1);
+});
+
+test('GPM columns: SM occupancy, tensor activity and DRAM bandwidth as ratios, NVLink as bytes/s; "-" is no value', () => {
+  const text = [
+    '# gpu    pwr     sm     smutil      smocc     mmaact       dram      nvlrx      pcirx',
+    '# Idx      W      %      GPM:%      GPM:%      GPM:%      GPM:%   GPM:MB/s   GPM:MB/s',
+    '    0    400     90          -          -          -          -          -          -',
+    '    0    410     91         71         38         22         84       9000         50',
+    '    1    405     88         70          -         21         80          -         40',
+  ].join('\n');
+  const parsed = parseDmonText(text);
+  assert.equal(parsed.invalidLines, 0);
+  assert.deepEqual(parsed.unknownColumns, []);
+  const [first, second, third] = parsed.samples;
+  for (const m of [M.smActive, M.smOcc, M.tensor, M.dram, M.nvlRx]) assert.equal(first!.values.get(m), null, m);
+  assert.equal(second!.values.get(M.smOcc), 0.38);
+  assert.equal(second!.values.get(M.tensor), 0.22);
+  assert.equal(second!.values.get(M.dram), 0.84);
+  assert.equal(second!.values.get(M.nvlRx), 9000 * MIB);
+  assert.equal(second!.values.get(M.rx), 50 * MIB, 'GPM pcirx feeds the PCIe receive gauge');
+  assert.equal(third!.values.get(M.smOcc), null);
+  assert.equal(third!.values.get(M.nvlRx), null);
+});
+
+test('the 535 driver\'s 4-GPU warning is a warning, not garbage', () => {
+  const text = 'WARNING: Only monitoring up to 4 GPUs is supported by default. Set NVSMI_SHOW_ALL_DEVICES=1 to increase the limit up to 16 GPUs.\n'
+    + fixture('nvidia-smi-dmon-default-1gpu-rtx2080.txt');
+  const parsed = parseDmonText(text);
+  assert.equal(parsed.invalidLines, 0);
+  assert.equal(parsed.samples.length, 2);
+  assert.equal(parsed.warnings.length, 1);
+  assert.match(parsed.warnings[0]!, /NVSMI_SHOW_ALL_DEVICES=1/);
 });

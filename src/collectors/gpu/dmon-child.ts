@@ -33,6 +33,8 @@ export interface DmonChildEvents {
   sample(sample: DmonSample): void;
   invalidLine(reason: string): void;
   unknownColumn(column: string): void;
+  /** A driver notice (e.g. the 535 series' 4-GPU warning), not garbage. */
+  warning?(text: string): void;
   /** The child ended (or was killed) and will be started again after delayMs. */
   restart(reason: RestartReason, delayMs: number, exit: ExitReport): void;
 }
@@ -97,6 +99,8 @@ export class DmonChild {
       this.events.sample(ev.sample);
     } else if (ev.kind === 'invalid') {
       this.events.invalidLine(ev.reason);
+    } else if (ev.kind === 'warning') {
+      this.events.warning?.(ev.text);
     }
   }
 

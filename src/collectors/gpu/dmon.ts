@@ -20,7 +20,11 @@ export type DmonEvent =
   | { kind: 'units' }
   | { kind: 'sample'; sample: DmonSample }
   | { kind: 'blank' }
+  /** A driver notice such as the 535 series' "Only monitoring up to 4 GPUs" warning: not garbage. */
+  | { kind: 'warning'; text: string }
   | { kind: 'invalid'; reason: string };
+
+const WARNING = /^WARNING:/i;
 
 type Slot = { key: 'gpu' } | { key: 'skip' } | { key: 'value'; column: DmonColumn };
 
@@ -45,6 +49,7 @@ export class DmonParser {
     const text = raw.trim();
     if (text === '') return { kind: 'blank' };
     if (text.charCodeAt(0) === 35 /* # */) return this.commentLine(text);
+    if (WARNING.test(text)) return { kind: 'warning', text };
     return this.dataLine(text);
   }
 
@@ -121,16 +126,18 @@ export interface ParsedDmon {
   invalidLines: number;
   invalidReasons: string[];
   unknownColumns: string[];
+  warnings: string[];
 }
 
 /** Parses a whole captured dmon text (tests, replay checks). */
 export function parseDmonText(text: string): ParsedDmon {
   const parser = new DmonParser();
-  const out: ParsedDmon = { samples: [], headers: 0, invalidLines: 0, invalidReasons: [], unknownColumns: [] };
+  const out: ParsedDmon = { samples: [], headers: 0, invalidLines: 0, invalidReasons: [], unknownColumns: [], warnings: [] };
   for (const line of text.split(/\r?\n/)) {
     const ev = parser.line(line);
     if (ev.kind === 'sample') out.samples.push(ev.sample);
     else if (ev.kind === 'header') out.headers++;
+    else if (ev.kind === 'warning') out.warnings.push(ev.text);
     else if (ev.kind === 'invalid') {
       out.invalidLines++;
       out.invalidReasons.push(ev.reason);

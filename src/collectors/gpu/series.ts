@@ -3,7 +3,7 @@
  * a GPU's series disappear as a whole (instead of freezing) when it stops reporting.
  */
 import { Gauge, type Registry } from 'prom-client';
-import { GPU_INFO_METRIC, GPU_MEMORY_TOTAL_METRIC, GPU_METRICS } from './columns.js';
+import { GPU_INFO_METRIC, GPU_MEMORY_TOTAL_METRIC, GPU_METRICS, GPU_SAMPLE_METRICS } from './columns.js';
 import type { DmonSample } from './dmon.js';
 import type { GpuFacts } from './query.js';
 
@@ -21,9 +21,7 @@ export class GpuSeries {
       const d = GPU_METRICS.find((m) => m.name === name)!;
       return new Gauge({ name: d.name, help: d.help, labelNames: [...d.labels], registers: [registry] });
     };
-    for (const d of GPU_METRICS) {
-      if (d.type === 'gauge' && d.name !== GPU_INFO_METRIC && d.name !== GPU_MEMORY_TOTAL_METRIC) this.samples.set(d.name, gauge(d.name));
-    }
+    for (const d of GPU_SAMPLE_METRICS) this.samples.set(d.name, gauge(d.name));
     this.info = gauge(GPU_INFO_METRIC);
     this.memoryTotal = gauge(GPU_MEMORY_TOTAL_METRIC);
   }

@@ -3,10 +3,11 @@
  * its settings, which come from FAKE_NVIDIA_SMI_* environment variables so that the command
  * line stays exactly what a real nvidia-smi would receive.
  */
-import { DEFAULT_GROUPS, QUERY_FIELDS, parseCsvFormat, type CsvFormat } from './format.js';
+import { DEFAULT_GROUPS, GPM_COLUMNS, QUERY_FIELDS, parseCsvFormat, type CsvFormat } from './format.js';
 
 export type Invocation =
-  | { kind: 'dmon'; groups: string; prefix: string; delaySeconds: number; count: number | null; ids: number[] | null }
+  | { kind: 'dmon'; groups: string; prefix: string; delaySeconds: number; count: number | null; ids: number[] | null; gpm: number[] | null; gpmOptions: string | null }
+  | { kind: 'dmon-help' }
   | { kind: 'query'; fields: string[]; format: CsvFormat; ids: number[] | null }
   | { kind: 'list'; ids: number[] | null }
   | { kind: 'usage' };
@@ -32,10 +33,16 @@ export function parseInvocation(argv: readonly string[]): Invocation {
   });
   if (args[0] === 'dmon') {
     args.shift();
-    const inv = { kind: 'dmon' as const, groups: DEFAULT_GROUPS, prefix: '', delaySeconds: 1, count: null as number | null, ids: null as number[] | null };
+    const inv = {
+      kind: 'dmon' as const, groups: DEFAULT_GROUPS, prefix: '', delaySeconds: 1, count: null as number | null, ids: null as number[] | null,
+      gpm: null as number[] | null, gpmOptions: null as string | null,
+    };
     while (args.length > 0) {
       const a = args.shift()!;
-      if (a === '-s') inv.groups = take(a);
+      if (a === '-h' || a === '--help') return { kind: 'dmon-help' };
+      if (a === '--gpm-metrics') inv.gpm = gpmIds(take(a));
+      else if (a === '--gpm-options') inv.gpmOptions = take(a);
+      else if (a === '-s') inv.groups = take(a);
       else if (a === '-o') inv.prefix = take(a);
       else if (a === '-d') inv.delaySeconds = positive(take(a), a);
       else if (a === '-c') inv.count = positive(take(a), a);
@@ -44,6 +51,7 @@ export function parseInvocation(argv: readonly string[]): Invocation {
     }
     if (!/^[pucvmet]+$/.test(inv.groups)) throw new UsageError(`Invalid value "${inv.groups}" for -s.`);
     if (!/^[DT]*$/.test(inv.prefix)) throw new UsageError(`Invalid value "${inv.prefix}" for -o.`);
+    if (inv.gpmOptions !== null && !['d', 'm', 'dm', 'md'].includes(inv.gpmOptions)) throw new UsageError(`Invalid value "${inv.gpmOptions}" for --gpm-options.`);
     return inv;
   }
   let fields: string[] | null = null;
@@ -70,6 +78,14 @@ export function parseInvocation(argv: readonly string[]): Invocation {
   }
   if (list) return { kind: 'list', ids: selected };
   return { kind: 'usage' };
+}
+
+function gpmIds(v: string): number[] {
+  return v.split(',').map((s) => {
+    const id = Number(s.trim());
+    if (!Number.isInteger(id) || !(id in GPM_COLUMNS)) throw new UsageError(`Invalid GPM metric id "${s}".`);
+    return id;
+  });
 }
 
 function positive(v: string, flag: string): number {
@@ -100,6 +116,8 @@ export interface FakeSettings {
   faultAfter: number;
   /** dmon -s letters switched to by the header-change fault. */
   faultColumns: string;
+  /** `dmon -h` lists --gpm-metrics, but dmon exits with an error when given it. */
+  gpmReject: boolean;
 }
 
 export function readSettings(env: NodeJS.ProcessEnv): FakeSettings {
@@ -130,5 +148,6 @@ export function readSettings(env: NodeJS.ProcessEnv): FakeSettings {
     fault,
     faultAfter: Math.floor(num('FAULT_AFTER', fault === 'hang' ? 0 : 3)),
     faultColumns: get('FAULT_COLUMNS') ?? 'pucm',
+    gpmReject: get('GPM_REJECT') === '1',
   };
 }

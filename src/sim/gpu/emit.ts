@@ -4,7 +4,7 @@
  * A writer paces the stream: one sample round per period.
  */
 import { readFileSync } from 'node:fs';
-import { dmonColumns, dmonHeader, dmonRow, parsePrefix, type Prefix } from './format.js';
+import { dmonColumns, dmonHeader, dmonRow, parsePrefix, type FakeColumn, type Prefix } from './format.js';
 import type { Load, SimGpu } from './models.js';
 import type { Fault } from './args.js';
 
@@ -22,11 +22,17 @@ export interface GenerateOptions {
   prefix: Prefix;
   headerEvery: number;
   load: () => Load;
+  /** `--gpm-metrics` columns, printed after the -s groups. */
+  gpm?: readonly FakeColumn[];
+  /** A driver warning printed once before the first header. */
+  warning?: string | null;
 }
 
 export function* generated(o: GenerateOptions): Generator<Line> {
-  const cols = dmonColumns(o.groups);
+  const cols = [...dmonColumns(o.groups), ...(o.gpm ?? [])];
+  const widths = cols.map((c) => c.width ?? 6);
   const [header, units] = dmonHeader(cols, o.prefix);
+  if (o.warning) yield { text: o.warning, sample: false, round: false };
   for (let round = 0; ; round++) {
     if (round % o.headerEvery === 0) {
       yield { text: header, sample: false, round: false };
@@ -37,8 +43,10 @@ export function* generated(o: GenerateOptions): Generator<Line> {
     for (let i = 0; i < o.gpus.length; i++) {
       const g = o.gpus[i]!;
       const r = g.read(load);
-      const values = cols.map((c) => c.value(r, { ecc: g.model.ecc }));
-      yield { text: dmonRow(g.index, values, o.prefix, now), sample: true, round: i === 0 };
+      // GPM compares two samples: the first round has nothing to compare yet.
+      const ctx = { ecc: g.model.ecc, gpm: g.model.gpm && round > 0, nvlink: g.model.nvlink };
+      const values = cols.map((c) => c.value(r, ctx));
+      yield { text: dmonRow(g.index, values, o.prefix, now, widths), sample: true, round: i === 0 };
     }
   }
 }

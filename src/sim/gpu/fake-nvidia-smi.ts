@@ -9,9 +9,10 @@
  */
 import { parseInvocation, readSettings, UsageError, type FakeSettings, type Invocation } from './args.js';
 import { generated, parsePrefix, replayed, withFault, writeLines, type Line } from './emit.js';
-import { queryCsv, type QueryGpu } from './format.js';
+import { GPM_COLUMNS, queryCsv, type QueryGpu } from './format.js';
+import { dmonHelp, driverCaps, type DriverCaps } from './driver.js';
 import { LoadSource } from './load.js';
-import { findModel, seeded, SimGpu } from './models.js';
+import { findModel, seeded, SimGpu, type Load } from './models.js';
 
 export async function fakeNvidiaSmi(argv: readonly string[], env: NodeJS.ProcessEnv, write: (s: string) => void): Promise<number> {
   const settings = readSettings(env);
@@ -19,7 +20,8 @@ export async function fakeNvidiaSmi(argv: readonly string[], env: NodeJS.Process
   const noise = seeded(settings.seed);
   const model = findModel(settings.model);
   const all = Array.from({ length: settings.gpus }, (_, i) => new SimGpu(i, model, noise));
-  const ids = inv.kind === 'usage' ? null : inv.ids;
+  const caps = driverCaps(settings.driverVersion, env);
+  const ids = inv.kind === 'usage' || inv.kind === 'dmon-help' ? null : inv.ids;
   if (ids) {
     const missing = ids.find((i) => i >= all.length);
     if (missing !== undefined) throw new UsageError(`No devices were found matching id ${missing}.`);
@@ -28,7 +30,10 @@ export async function fakeNvidiaSmi(argv: readonly string[], env: NodeJS.Process
   const load = new LoadSource(settings.simUrl, settings.load);
   switch (inv.kind) {
     case 'usage':
-      write('fake nvidia-smi (infermeter): supports dmon [-s -o -d -c -i], --query-gpu=… --format=csv[,noheader][,nounits], -L\n');
+      write('fake nvidia-smi (infermeter): supports dmon [-s -o -d -c -i --gpm-metrics --gpm-options -h], --query-gpu=… --format=csv[,noheader][,nounits], -L\n');
+      return 0;
+    case 'dmon-help':
+      write(dmonHelp(caps));
       return 0;
     case 'list':
       for (const g of gpus) write(`GPU ${g.index}: ${model.name} (UUID: ${uuid(settings.seed, g.index)})\n`);
@@ -40,16 +45,22 @@ export async function fakeNvidiaSmi(argv: readonly string[], env: NodeJS.Process
       return 0;
     }
     case 'dmon':
-      return dmon(inv, settings, gpus, load, write);
+      return dmon(inv, settings, caps, gpus, load, write);
   }
 }
 
-async function dmon(inv: Extract<Invocation, { kind: 'dmon' }>, settings: FakeSettings, gpus: SimGpu[], load: LoadSource, write: (s: string) => void): Promise<number> {
+async function dmon(inv: Extract<Invocation, { kind: 'dmon' }>, settings: FakeSettings, caps: DriverCaps, all: SimGpu[], load: LoadSource, write: (s: string) => void): Promise<number> {
+  const unsupported = (inv.gpm && !caps.gpmMetrics) || (inv.gpmOptions && !caps.gpmOptions);
+  if (unsupported) throw new UsageError(`Invalid combination of input arguments. Please run 'nvidia-smi dmon -h' for help.`);
+  if (inv.gpm && settings.gpmReject) throw new UsageError('Failed to start GPM metrics monitoring: Not Supported');
+  const gpus = all.slice(0, caps.monitorLimit);
+  const warning = gpus.length < all.length && caps.limitWarning ? caps.limitWarning : null;
+  const gpm = (inv.gpm ?? []).map((id) => GPM_COLUMNS[id]!);
   const periodMs = settings.periodMs ?? inv.delaySeconds * 1000;
   await load.start(periodMs);
   const prefix = parsePrefix(inv.prefix);
   const make = (groups: string): Generator<Line> =>
-    generated({ gpus, groups, prefix, headerEvery: settings.headerEvery, load: () => load.load });
+    generated({ gpus, groups, prefix, headerEvery: settings.headerEvery, load: () => load.load, gpm, warning });
   const source = settings.replay ? replayed(settings.replay, settings.replayLoop) : make(inv.groups);
   let code = 0;
   await writeLines(withFault(source, { fault: settings.fault, after: settings.faultAfter, alternate: () => make(settings.faultColumns) }), {
@@ -65,7 +76,7 @@ async function dmon(inv: Extract<Invocation, { kind: 'dmon' }>, settings: FakeSe
   return code;
 }
 
-function queryRow(g: SimGpu, s: FakeSettings, count: number, load: { busy: number; kvCache: number }): QueryGpu {
+function queryRow(g: SimGpu, s: FakeSettings, count: number, load: Load): QueryGpu {
   return {
     index: g.index,
     uuid: uuid(s.seed, g.index),

@@ -9,10 +9,15 @@ export interface FakeColumn {
   name: string;
   unit: string;
   value(r: Reading, ctx: RowContext): number | null;
+  /** Cell width without the leading space: 6 for the -s groups, 10 for GPM columns. */
+  width?: number;
 }
 
 export interface RowContext {
   ecc: boolean;
+  /** The board has GPM and two samples exist to compare (the first round prints "-"). */
+  gpm: boolean;
+  nvlink: boolean;
 }
 
 const round = (v: number) => Math.round(v);
@@ -55,6 +60,31 @@ export const DMON_GROUPS: Record<string, readonly FakeColumn[]> = {
   ],
 };
 
+const gpmPct = (name: string, pick: (g: Reading['gpm']) => number): FakeColumn => ({
+  name, unit: 'GPM:%', width: 10, value: (r, c) => (c.gpm ? round(pick(r.gpm)) : null),
+});
+const gpmRate = (name: string, pick: (g: Reading['gpm']) => number, nvlink = false): FakeColumn => ({
+  name, unit: 'GPM:MB/s', width: 10, value: (r, c) => (c.gpm && (!nvlink || c.nvlink) ? round(pick(r.gpm)) : null),
+});
+
+/**
+ * `--gpm-metrics` ids the fake knows, with the column name NVML gives each (see
+ * test/fixtures/SOURCES.md). The `GPM:%` units line is from a capture; `GPM:MB/s` for the
+ * PCIe and NVLink rates is this fake's guess (no capture shows it).
+ */
+export const GPM_COLUMNS: Readonly<Record<number, FakeColumn>> = {
+  1: gpmPct('gract', (g) => g.graphicsPct),
+  2: gpmPct('smutil', (g) => g.smActivePct),
+  3: gpmPct('smocc', (g) => g.smOccupancyPct),
+  5: gpmPct('mmaact', (g) => g.tensorPct),
+  10: gpmPct('dram', (g) => g.dramPct),
+  13: gpmPct('fp16', (g) => g.fp16Pct),
+  20: gpmRate('pcitx', (g) => g.pcieTxMiBps),
+  21: gpmRate('pcirx', (g) => g.pcieRxMiBps),
+  60: gpmRate('nvlrx', (g) => g.nvlinkRxMiBps, true),
+  61: gpmRate('nvltx', (g) => g.nvlinkTxMiBps, true),
+};
+
 /** dmon's default when -s is not given. */
 export const DEFAULT_GROUPS = 'puc';
 
@@ -81,8 +111,8 @@ export function parsePrefix(letters: string): Prefix {
 const CELL = 12;
 
 export function dmonHeader(cols: readonly FakeColumn[], prefix: Prefix): [string, string] {
-  const names = cols.map((c) => ' ' + c.name.padStart(6)).join('');
-  const units = cols.map((c) => ' ' + c.unit.padStart(6)).join('');
+  const names = cols.map((c) => ' ' + c.name.padStart(c.width ?? 6)).join('');
+  const units = cols.map((c) => ' ' + c.unit.padStart(c.width ?? 6)).join('');
   if (!prefix.date && !prefix.time) return [`# gpu${names} `, `# Idx${units} `];
   const labels: [string, string][] = [];
   if (prefix.date) labels.push(['Date', 'YYYYMMDD']);
@@ -92,8 +122,8 @@ export function dmonHeader(cols: readonly FakeColumn[], prefix: Prefix): [string
   return [`${head}gpu${names} `, `${unit}Idx${units} `];
 }
 
-export function dmonRow(gpu: number, values: readonly (number | null)[], prefix: Prefix, now: Date): string {
-  const cells = values.map((v) => ' ' + (v === null ? '-' : String(v)).padStart(6)).join('');
+export function dmonRow(gpu: number, values: readonly (number | null)[], prefix: Prefix, now: Date, widths?: readonly number[]): string {
+  const cells = values.map((v, i) => ' ' + (v === null ? '-' : String(v)).padStart(widths?.[i] ?? 6)).join('');
   if (!prefix.date && !prefix.time) return `${String(gpu).padStart(5)}${cells} `;
   const stamps: string[] = [];
   if (prefix.date) stamps.push(`${now.getFullYear()}${two(now.getMonth() + 1)}${two(now.getDate())}`);

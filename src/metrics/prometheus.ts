@@ -7,6 +7,8 @@ import { REQUEST_METRICS, type BucketSet, type MetricDef } from './catalog.js';
 import { tpotSeconds, type RecordBatch, type RequestRecord } from './record.js';
 import { judge } from '../slo/judge.js';
 import { SLO_NAMES, thresholdsFor, type SloConfig } from '../slo/config.js';
+import { DEFAULT_NATIVE, schemaForFactor, type NativeOptions, type NativeSeries } from './native.js';
+import { attachNativeHistograms, NativeHistograms } from './native-store.js';
 
 type Def = (typeof REQUEST_METRICS)[number];
 type ByName<N extends Def['name']> = Extract<Def, { name: N }>;
@@ -27,6 +29,22 @@ export function gauge(registry: Registry, d: MetricDef): Gauge {
 
 const GENERATION_OPERATIONS = new Set(['chat', 'text_completion']);
 
+/** The latency histograms that are native too (token counts stay classic only). */
+type NativeKey = 'ttft' | 'ttfo' | 'tpot' | 'e2e' | 'chunk';
+
+/** client_golang's default factor: schema 3, buckets at most 9% wide. */
+export const DEFAULT_BUCKET_FACTOR = 1.1;
+
+export function nativeOptions(bucketFactor = DEFAULT_BUCKET_FACTOR, overrides: Partial<NativeOptions> = {}): NativeOptions {
+  return { ...DEFAULT_NATIVE, schema: schemaForFactor(bucketFactor), ...overrides };
+}
+
+/** Everything one (operation, model) pair records into, resolved once: labels and native series. */
+interface Bound {
+  labels: Record<string, string>;
+  native: Record<NativeKey, NativeSeries>;
+}
+
 export class RequestMetrics {
   private readonly ttft: Histogram;
   private readonly ttfo: Histogram;
@@ -42,6 +60,9 @@ export class RequestMetrics {
   private readonly slo: Counter;
   private readonly goodput: Counter;
   private readonly judged: Counter;
+  private readonly natives: NativeHistograms;
+  /** operation → model label → Bound: no label object or key string per request once seen. */
+  private readonly bound = new Map<string, Map<string, Bound>>();
 
   constructor(
     registry: Registry,
@@ -49,7 +70,10 @@ export class RequestMetrics {
     private readonly provider: string,
     private readonly slos: SloConfig,
     private readonly modelLabel: (model: string) => string,
+    native: NativeOptions = nativeOptions(),
   ) {
+    this.natives = new NativeHistograms(native);
+    attachNativeHistograms(registry, this.natives);
     this.ttft = histogram(registry, def('gen_ai_server_time_to_first_token_seconds'), buckets);
     this.ttfo = histogram(registry, def('infermeter_time_to_first_output_seconds'), buckets);
     this.tpot = histogram(registry, def('gen_ai_server_time_per_output_token_seconds'), buckets);
@@ -95,14 +119,41 @@ export class RequestMetrics {
     for (const r of batch.records) this.record(r);
   }
 
+  private bind(operation: string, model: string): Bound {
+    let byModel = this.bound.get(operation);
+    if (!byModel) this.bound.set(operation, (byModel = new Map()));
+    let b = byModel.get(model);
+    if (!b) {
+      const labels = { gen_ai_operation_name: operation, gen_ai_provider_name: this.provider, gen_ai_request_model: model };
+      const series = (name: Def['name']) => this.natives.series(name, labels);
+      b = {
+        labels,
+        native: {
+          ttft: series('gen_ai_server_time_to_first_token_seconds'),
+          ttfo: series('infermeter_time_to_first_output_seconds'),
+          tpot: series('gen_ai_server_time_per_output_token_seconds'),
+          e2e: series('gen_ai_server_request_duration_seconds'),
+          chunk: series('infermeter_inter_chunk_latency_seconds'),
+        },
+      };
+      byModel.set(model, b);
+    }
+    return b;
+  }
+
   record(r: RequestRecord): void {
     const model = this.modelLabel(r.model);
-    const labels = { gen_ai_operation_name: r.operation, gen_ai_provider_name: this.provider, gen_ai_request_model: model };
+    const { labels, native } = this.bind(r.operation, model);
     this.requests.inc({ ...labels, route: r.route, outcome: r.outcome });
     if (r.meteringFailure) this.meteringFailures.inc({ reason: r.meteringFailure });
     if (!GENERATION_OPERATIONS.has(r.operation)) return;
 
-    if (r.chunkGaps) for (const gap of r.chunkGaps) this.chunk.observe(labels, gap);
+    if (r.chunkGaps) {
+      for (const gap of r.chunkGaps) {
+        this.chunk.observe(labels, gap);
+        native.chunk.observe(gap);
+      }
+    }
     if (r.inputTokens > 0) this.tokens.inc({ ...labels, gen_ai_token_type: 'input' }, r.inputTokens);
     if (r.outputTokens > 0) this.tokens.inc({ ...labels, gen_ai_token_type: 'output' }, r.outputTokens);
     if (r.outcome !== 'rejected') this.tokenSource.inc({ source: r.tokenSource });
@@ -110,11 +161,12 @@ export class RequestMetrics {
     if (r.outcome === 'ok' && !r.meteringFailure) {
       if (r.inputTokens > 0) this.tokenUsage.observe({ ...labels, gen_ai_token_type: 'input' }, r.inputTokens);
       if (r.outputTokens > 0) this.tokenUsage.observe({ ...labels, gen_ai_token_type: 'output' }, r.outputTokens);
-      if (r.e2e >= 0) this.e2e.observe(labels, r.e2e);
-      if (r.ttft >= 0) this.ttft.observe(labels, r.ttft);
-      if (r.ttfo >= 0) this.ttfo.observe(labels, r.ttfo);
+      // One measurement, two histograms: the classic buckets and the native ones.
+      if (r.e2e >= 0) observe(this.e2e, native.e2e, labels, r.e2e);
+      if (r.ttft >= 0) observe(this.ttft, native.ttft, labels, r.ttft);
+      if (r.ttfo >= 0) observe(this.ttfo, native.ttfo, labels, r.ttfo);
       const tpot = tpotSeconds(r);
-      if (tpot >= 0) this.tpot.observe(labels, tpot);
+      if (tpot >= 0) observe(this.tpot, native.tpot, labels, tpot);
     }
 
     const verdicts = judge(this.slos, model, r);
@@ -128,4 +180,9 @@ export class RequestMetrics {
     this.judged.inc({ gen_ai_request_model: model });
     if (allGood) this.goodput.inc({ gen_ai_request_model: model });
   }
+}
+
+function observe(classic: Histogram, native: NativeSeries, labels: Record<string, string>, value: number): void {
+  classic.observe(labels, value);
+  native.observe(value);
 }

@@ -15,6 +15,8 @@ import { RequestMetrics } from './prometheus.js';
 import { startOtlp, type OtlpHook } from './otlp-start.js';
 import type { RecordBatch } from './record.js';
 import { ProxyLoopMetrics } from '../collectors/host/proxy-loop.js';
+import { chooseExposition } from './negotiate.js';
+import { encodeRegistry, PROTOBUF_CONTENT_TYPE } from './exposition-proto.js';
 
 export class MetricsSide {
   readonly registry = new Registry();
@@ -65,8 +67,11 @@ export class MetricsSide {
     }
     if (path === '/metrics') {
       try {
-        const body = await this.registry.metrics();
-        res.writeHead(200, { 'content-type': this.registry.contentType }).end(method === 'HEAD' ? undefined : body);
+        // Native histograms travel only in the protobuf exposition (see negotiate.ts).
+        const proto = chooseExposition(res.req.headers.accept) === 'protobuf';
+        const body = proto ? await encodeRegistry(this.registry) : await this.registry.metrics();
+        const type = proto ? PROTOBUF_CONTENT_TYPE : this.registry.contentType;
+        res.writeHead(200, { 'content-type': type, vary: 'Accept' }).end(method === 'HEAD' ? undefined : body);
       } catch (err) {
         this.log.error({ err: (err as Error).message }, 'rendering /metrics failed');
         res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics rendering failed\n');

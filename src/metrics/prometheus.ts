@@ -9,6 +9,7 @@ import { judge } from '../slo/judge.js';
 import { SLO_NAMES, thresholdsFor, type SloConfig } from '../slo/config.js';
 import { DEFAULT_NATIVE, schemaForFactor, type NativeOptions, type NativeSeries } from './native.js';
 import { attachNativeHistograms, NativeHistograms } from './native-store.js';
+import type { Config } from '../config.js';
 
 type Def = (typeof REQUEST_METRICS)[number];
 type ByName<N extends Def['name']> = Extract<Def, { name: N }>;
@@ -37,6 +38,11 @@ export const DEFAULT_BUCKET_FACTOR = 1.1;
 
 export function nativeOptions(bucketFactor = DEFAULT_BUCKET_FACTOR, overrides: Partial<NativeOptions> = {}): NativeOptions {
   return { ...DEFAULT_NATIVE, schema: schemaForFactor(bucketFactor), ...overrides };
+}
+
+/** The native-histogram flags of a resolved config, as RequestMetrics takes them. */
+export function nativeOptionsFrom(config: Pick<Config, 'nativeHistogramBucketFactor' | 'nativeHistogramMaxBuckets' | 'nativeHistogramMinResetDuration'>): NativeOptions {
+  return nativeOptions(config.nativeHistogramBucketFactor, { maxBuckets: config.nativeHistogramMaxBuckets, minResetSeconds: config.nativeHistogramMinResetDuration });
 }
 
 /** Everything one (operation, model) pair records into, resolved once: labels and native series. */

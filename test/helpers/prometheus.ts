@@ -15,9 +15,10 @@ export interface PromSample {
 
 export interface RunningPrometheus {
   url: string;
-  query(expr: string): Promise<PromSample[]>;
+  /** An instant query, now or at `at` (Unix seconds). */
+  query(expr: string, at?: number): Promise<PromSample[]>;
   /** The single value of an instant query, NaN when empty. */
-  scalar(expr: string): Promise<number>;
+  scalar(expr: string, at?: number): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -37,8 +38,8 @@ export async function startPrometheus(dir: string, targets: string[], flags: str
   child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
   const url = `http://127.0.0.1:${port}`;
   await eventually(async () => (await fetch(`${url}/-/ready`)).ok, 10_000, `Prometheus ready (${stderr})`, 250);
-  const query = async (expr: string): Promise<PromSample[]> => {
-    const res = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(expr)}`);
+  const query = async (expr: string, at?: number): Promise<PromSample[]> => {
+    const res = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(expr)}${at === undefined ? '' : `&time=${at}`}`);
     const body = (await res.json()) as { status: string; data: { result: PromSample[] }; error?: string };
     if (body.status !== 'success') throw new Error(`${expr}: ${body.error}`);
     return body.data.result;
@@ -46,8 +47,8 @@ export async function startPrometheus(dir: string, targets: string[], flags: str
   return {
     url,
     query,
-    scalar: async (expr) => {
-      const r = await query(expr);
+    scalar: async (expr, at) => {
+      const r = await query(expr, at);
       return r.length === 1 ? Number(r[0]!.value[1]) : NaN;
     },
     stop: () =>

@@ -18,6 +18,7 @@ import { mulberry32 } from '../../src/lib/prng.js';
 import { startFakeUpstream } from '../fakes/upstream.js';
 import { startProxy } from '../helpers.js';
 import { PROMETHEUS_MISSING, startPrometheus } from '../helpers/prometheus.js';
+import { classicQuantile, latencyQuantile } from '../../src/slo/quantile.js';
 
 const REQUESTS = 8000;
 const CONCURRENCY = 128;
@@ -149,6 +150,14 @@ test('native histogram_quantile within 3% of exact at P50, P90, P99, P99.9 (clas
   for (const row of ['| metric | quantile | exact (client stopwatch) | native (error) | classic (error) |', '|---|---|---|---|---|', ...rows]) t.diagnostic(row);
   t.diagnostic(`worst native error ${pct(worst)}`);
   assert.deepEqual(misses, [], 'every native quantile within 3% of exact');
+
+  // The rules' and dashboards' native-or-classic quantile answers on both servers, each from what it holds.
+  const either = latencyQuantile(0.99, TTFT, 'gen_ai_request_model', '', '1m');
+  const at = Date.now() / 1000;
+  const [onNative, onClassic] = [await native.scalar(either, at), await classic.scalar(either, at)];
+  assert.equal(onNative, await native.scalar(either.split('\nor\n')[0]!, at), 'native-capable server: the native half');
+  assert.equal(onClassic, await classic.scalar(classicQuantile(0.99, TTFT, 'gen_ai_request_model', '', '1m'), at), 'classic server: the classic half');
+  assert.ok(Number.isFinite(onNative) && Number.isFinite(onClassic));
 });
 
 function ms(seconds: number): string {

@@ -131,3 +131,33 @@ function pairs(labels: Partial<Record<string, string | number>> | undefined): La
   for (const name of Object.keys(labels ?? {}).sort()) out.push({ name, value: String(labels![name]) });
   return out;
 }
+
+/** What a reader of the protobuf exposition gets back (the demo's live line, tests). */
+export interface DecodedFamily {
+  name: string;
+  help?: string;
+  type?: string;
+  metric: {
+    label?: LabelPair[];
+    counter?: { value?: number };
+    gauge?: { value?: number };
+    histogram?: {
+      sample_count?: number; sample_sum?: number; schema?: number; zero_threshold?: number; zero_count?: number;
+      bucket?: { upper_bound?: number; cumulative_count?: number }[];
+      positive_span?: { offset?: number; length?: number }[]; positive_delta?: number[];
+      negative_span?: { offset?: number; length?: number }[]; negative_delta?: number[];
+    };
+  }[];
+}
+
+/** Every MetricFamily of a length-delimited body, as plain objects (enums as names, longs as numbers). */
+export function decodeMetricFamilies(body: Uint8Array): DecodedFamily[] {
+  const type = metricFamilyType();
+  const reader = protobuf.Reader.create(body);
+  const out: DecodedFamily[] = [];
+  while (reader.pos < reader.len) {
+    const f = type.toObject(type.decodeDelimited(reader), { longs: Number, enums: String, defaults: false }) as DecodedFamily;
+    out.push({ ...f, metric: f.metric ?? [] });
+  }
+  return out;
+}

@@ -15,8 +15,8 @@ import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { percentile } from '../../src/bench/stats.js';
 import { mulberry32 } from '../../src/lib/prng.js';
-import { startFakeUpstream } from '../fakes/upstream.js';
-import { startProxy } from '../helpers.js';
+import { InfermeterProcess } from '../fakes/infermeter-process.js';
+import { ROOT, spawnWithFirstLine } from '../helpers.js';
 import { PROMETHEUS_MISSING, startPrometheus } from '../helpers/prometheus.js';
 import { classicQuantile, latencyQuantile } from '../../src/slo/quantile.js';
 
@@ -80,11 +80,15 @@ test('native histogram_quantile within 3% of exact at P50, P90, P99, P99.9 (clas
   t.after(async () => {
     for (const c of cleanups.reverse()) await c();
   });
-  const upstream = await startFakeUpstream();
-  cleanups.push(() => upstream.close());
-  const proxy = await startProxy({ upstream: upstream.url });
-  cleanups.push(() => proxy.close());
-  const target = `127.0.0.1:${proxy.metricsPort}`;
+  // The upstream and infermeter run as their own processes, so that the client's stopwatch
+  // (this process) shares an event loop with neither the upstream's timers nor the proxy.
+  const upstream = await spawnWithFirstLine(process.execPath, [`${ROOT}dist/test/fakes/upstream.js`]);
+  cleanups.push(() => void upstream.child.kill('SIGTERM'));
+  const infermeter = InfermeterProcess.forUpstream(`http://127.0.0.1:${upstream.line.trim()}`, [], {});
+  await infermeter.start();
+  cleanups.push(() => infermeter.stop());
+  const proxyUrl = infermeter.proxyUrl;
+  const target = infermeter.metricsUrl.replace(/^http:\/\//, '');
   const [native, classic] = await Promise.all([
     startPrometheus(join(dir, 'native'), [target], ['--enable-feature=native-histograms']),
     startPrometheus(join(dir, 'classic'), [target]),
@@ -103,7 +107,7 @@ test('native histogram_quantile within 3% of exact at P50, P90, P99, P99.9 (clas
     while (next < plan.length) {
       const s = plan[next++]!;
       const t0 = performance.now();
-      const res = await request(`${proxy.url}/v1/chat/completions`, {
+      const res = await request(`${proxyUrl}/v1/chat/completions`, {
         method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'fake-model', stream: true, fake: { schedule: { firstMs: s.firstMs, chunks: CHUNKS, gapMs: s.gapMs } } }),
       });

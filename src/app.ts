@@ -1,22 +1,29 @@
 /**
- * buildApp(config) → a Fastify instance that never listens by itself (main.ts listens;
- * tests listen on port 0). The proxy port serves proxied traffic only: /metrics and
- * health live on the metrics listener.
+ * buildApp(config) → the proxy's HTTP server, not yet listening (main.ts listens; tests
+ * listen on port 0). The proxy port serves proxied traffic only: /metrics and health
+ * live on the metrics listener.
+ *
+ * The server is plain `node:http`: every request goes to one exchange, so a framework's
+ * router, request/reply objects and hook chain would only cost CPU per request on the
+ * one loop that relays every chunk (docs/performance.md).
  */
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Pool } from 'undici';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { RecordSink } from './metrics/sink.js';
+import { InfermeterError } from './errors.js';
 import { Exchange, type ProxyContext } from './proxy/exchange.js';
 import { routeFor } from './proxy/routes.js';
 
-const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'];
+/** Methods forwarded; anything else (TRACE, CONNECT, WebDAV verbs) is refused with 405. */
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']);
+const ALLOW = [...METHODS].join(', ');
 
 export interface App {
-  fastify: FastifyInstance;
+  server: Server;
   pool: Pool;
-  /** Resolves once every in-flight exchange has ended. */
+  /** Stops taking requests (new ones on open connections get 503) and resolves once every in-flight exchange has ended. */
   close(): Promise<void>;
 }
 
@@ -37,46 +44,56 @@ export function buildApp(config: Config, sink: RecordSink, log: Logger): App {
     sink,
     log,
   };
+  let closing = false;
+  let inFlight = 0;
+  let drained: (() => void) | null = null;
+  const onEnd = () => {
+    if (--inFlight === 0 && drained) drained();
+  };
 
-  const fastify = Fastify({
-    loggerInstance: log as unknown as FastifyBaseLogger,
-    // Never log requests: their headers carry Authorization and their bodies carry prompts.
-    logController: new LogController({ disableRequestLogging: true }),
-    // Generation can take minutes: no server-side request timeout beyond the upstream's.
-    requestTimeout: 0,
-    connectionTimeout: 0,
-    keepAliveTimeout: 65_000,
-    forceCloseConnections: 'idle',
-    return503OnClosing: true,
-    bodyLimit: config.bodyLimit,
-    // Paths are forwarded verbatim; never rewrite what the client asked for.
-    routerOptions: { ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: 8192 },
-  });
-  // Bodies are not parsed by Fastify: the exchange streams or reads them itself.
-  fastify.removeAllContentTypeParsers();
-  fastify.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    const t0 = performance.now();
+    if (closing) {
+      res.writeHead(503, { 'content-type': 'application/json', connection: 'close' }).end(new InfermeterError('SHUTTING_DOWN').body());
+      return;
+    }
+    if (!METHODS.has(req.method ?? '')) {
+      res.writeHead(405, { allow: ALLOW, 'content-type': 'application/json' }).end(new InfermeterError('METHOD_NOT_ALLOWED').body());
+      return;
+    }
+    inFlight++;
+    res.once('close', onEnd);
+    const path = originFormTarget(req.url ?? '/');
+    const exchange = new Exchange(ctx, req, res, routeFor(path.split('?', 1)[0]!), path, t0);
+    exchange.run().catch((err: unknown) => {
+      log.error({ err: (err as Error).message }, 'proxy exchange failed');
+      if (!res.headersSent) res.writeHead(500).end();
+      else res.destroy();
+    });
+  };
 
-  fastify.route({
-    method: METHODS,
-    url: '*',
-    handler: (request, reply) => {
-      const t0 = performance.now();
-      reply.hijack();
-      const path = originFormTarget(request.raw.url ?? '/');
-      const exchange = new Exchange(ctx, request.raw, reply.raw, routeFor(path.split('?', 1)[0]!), path, t0);
-      exchange.run().catch((err: unknown) => {
-        log.error({ err: (err as Error).message }, 'proxy exchange failed');
-        if (!reply.raw.headersSent) reply.raw.writeHead(500).end();
-        else reply.raw.destroy();
-      });
+  const server = createServer(
+    {
+      // Generation can take minutes: no server-side request timeout beyond the upstream's.
+      requestTimeout: 0,
+      keepAliveTimeout: 65_000,
+      // Nagle would hold a small chunk back for the previous one's ACK.
+      noDelay: true,
     },
-  });
+    handle,
+  );
+  server.timeout = 0;
 
   return {
-    fastify,
+    server,
     pool,
     async close() {
-      await fastify.close();
+      closing = true;
+      const exchanges = inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => (drained = resolve));
+      const listener = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await exchanges;
+      await listener;
       await pool.close();
     },
   };

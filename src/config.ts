@@ -11,6 +11,7 @@ import { DEFAULT_BUCKETS, type BucketSet } from './metrics/catalog.js';
 import {
   oneOf, parseBool, parseDuration, parseHostPort, parseHttpUrl, parseList, parsePositiveInt, parseSize, type HostPort,
 } from './lib/parse.js';
+import { AUTO_MAX, parseWorkers } from './cluster/cpus.js';
 import { parseSloConfig, thresholdsInBucketSet, type SloConfig } from './slo/config.js';
 
 export const ENGINES = ['vllm', 'sglang', 'tgi', 'llamacpp', 'trtllm', 'ollama', 'openai'] as const;
@@ -34,6 +35,8 @@ export interface Config {
   shutdownTimeout: number;
   bodyLimit: number;
   upstreamConnections: number;
+  /** Proxy processes: 1 runs the proxy in this process; more run a node:cluster (cluster/). */
+  workers: number;
   logLevel: (typeof LOG_LEVELS)[number];
   nvidiaSmi: string;
   dmonColumns: string;
@@ -79,6 +82,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'shutdownTimeout', flag: '--shutdown-timeout <duration>', help: 'on SIGTERM, how long in-flight streams may finish', default: '30s', parse: parseDuration },
   { key: 'bodyLimit', flag: '--body-limit <size>', help: 'largest request body accepted (413 beyond)', default: '32mb', parse: parseSize },
   { key: 'upstreamConnections', flag: '--upstream-connections <n>', help: 'most upstream connections open at once (each in-flight stream holds one)', default: '4096', parse: parsePositiveInt },
+  { key: 'workers', flag: '--workers <n|auto>', help: `proxy worker processes sharing the listener (node:cluster), one metrics side for all; auto = the CPUs this process may use (cgroup quota honoured), at most ${AUTO_MAX}`, default: '1', parse: parseWorkers },
   { key: 'logLevel', flag: '--log-level <level>', help: `log level: ${LOG_LEVELS.join(', ')}`, default: 'info', parse: oneOf(LOG_LEVELS) },
   { key: 'nvidiaSmi', flag: '--nvidia-smi <path>', help: 'nvidia-smi binary', default: 'nvidia-smi', parse: (v) => nonEmpty(v) },
   { key: 'dmonColumns', flag: '--dmon-columns <letters>', help: 'nvidia-smi dmon -s column groups', default: 'pucvmet', parse: (v) => dmonLetters(v) },

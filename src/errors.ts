@@ -1,6 +1,6 @@
 /**
- * Every error infermeter reports, in one table. Upstream failures follow the shape
- * @fastify/reply-from uses (502/503/504) and answer clients with an OpenAI-shaped body,
+ * Every error infermeter reports, in one table. Upstream failures follow the statuses
+ * reverse proxies use (502/503/504, as @fastify/reply-from does) and answer clients with an OpenAI-shaped body,
  * so SDKs surface them like any other API error.
  */
 import type { Outcome } from './metrics/record.js';
@@ -12,6 +12,8 @@ export const ERRORS = {
   UPSTREAM_BROKEN: { status: 502, outcome: 'upstream_error', type: 'upstream_connection_error', message: 'The connection to the inference server failed before it answered.' },
   BODY_TOO_LARGE: { status: 413, outcome: 'rejected', type: 'request_too_large', message: 'The request body is larger than the configured limit.' },
   BAD_REQUEST: { status: 400, outcome: 'rejected', type: 'bad_request', message: 'The request could not be read.' },
+  METHOD_NOT_ALLOWED: { status: 405, outcome: 'rejected', type: 'method_not_allowed', message: 'This HTTP method is not forwarded.' },
+  SHUTTING_DOWN: { status: 503, outcome: 'rejected', type: 'shutting_down', message: 'infermeter is shutting down; retry on another instance.' },
 } as const satisfies Record<string, { status: number; outcome: Outcome; type: string; message: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;

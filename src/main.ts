@@ -1,11 +1,11 @@
 /**
- * Starting and stopping the daemon: the metrics worker, then the proxy listener; on
- * SIGTERM/SIGINT stop accepting, let in-flight streams finish up to --shutdown-timeout,
- * then close everything.
+ * Starting and stopping the daemon: the metrics side, then the proxy listener (in this
+ * process, or in `--workers` cluster workers: cluster/primary.ts); on SIGTERM/SIGINT stop
+ * accepting, let in-flight streams finish up to --shutdown-timeout, then close everything.
  */
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { buildApp } from './app.js';
+import { buildApp, type App } from './app.js';
 import type { Config } from './config.js';
 import { MetricsWorker } from './metrics/sink.js';
 
@@ -17,6 +17,10 @@ export interface Running {
 }
 
 export async function startInfermeter(config: Config, log: Logger): Promise<Running> {
+  if (config.workers > 1) {
+    const { startCluster } = await import('./cluster/primary.js');
+    return startCluster(config, log);
+  }
   const metrics = new MetricsWorker(config);
   let metricsPort: number;
   try {
@@ -25,16 +29,17 @@ export async function startInfermeter(config: Config, log: Logger): Promise<Runn
     await metrics.close().catch(() => undefined);
     throw err;
   }
-  const app = buildApp(config, metrics, log);
+  const sink = metrics.sink();
+  const app = buildApp(config, sink, log);
+  let proxyPort: number;
   try {
-    // A deep accept queue: bursts of new connections must wait, not be reset (the kernel caps it at somaxconn).
-    await app.fastify.listen({ host: config.listen.host, port: config.listen.port, backlog: 8192 });
+    proxyPort = await listenProxy(app, config, config.listen.port);
   } catch (err) {
+    sink.stop();
     await metrics.close();
-    throw new Error(`--listen ${config.listen.host}:${config.listen.port}: cannot listen: ${(err as Error).message}`, { cause: err });
+    throw err;
   }
-  const proxyPort = (app.fastify.server.address() as AddressInfo).port;
-  log.info({ proxy: `${config.listen.host}:${proxyPort}`, metrics: `${config.metricsListen.host}:${metricsPort}`, upstream: config.upstream, engine: config.engine }, 'infermeter ready');
+  log.info({ proxy: `${config.listen.host}:${proxyPort}`, metrics: `${config.metricsListen.host}:${metricsPort}`, upstream: config.upstream, engine: config.engine, workers: 1 }, 'infermeter ready');
 
   let closing: Promise<void> | null = null;
   return {
@@ -42,20 +47,43 @@ export async function startInfermeter(config: Config, log: Logger): Promise<Runn
     metricsPort,
     close() {
       closing ??= (async () => {
-        const deadline = setTimeout(() => {
-          log.warn('shutdown timeout reached; closing remaining streams');
-          app.fastify.server.closeAllConnections();
-        }, config.shutdownTimeout * 1000);
-        // Connections that finish their last stream while we drain go idle: close them too.
-        const sweep = setInterval(() => app.fastify.server.closeIdleConnections(), 100);
-        await app.close();
-        clearInterval(sweep);
-        clearTimeout(deadline);
+        await drainProxy(app, config, log);
+        sink.stop();
         await metrics.close();
       })();
       return closing;
     },
   };
+}
+
+/** Listens on the proxy address; resolves to the bound port. */
+export async function listenProxy(app: App, config: Config, port: number): Promise<number> {
+  try {
+    await new Promise<void>((resolve, reject) => {
+      app.server.once('error', reject);
+      // A deep accept queue: bursts of new connections must wait, not be reset (the kernel caps it at somaxconn).
+      app.server.listen({ host: config.listen.host, port, backlog: 8192 }, () => {
+        app.server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (err) {
+    throw new Error(`--listen ${config.listen.host}:${port}: cannot listen: ${(err as Error).message}`, { cause: err });
+  }
+  return (app.server.address() as AddressInfo).port;
+}
+
+/** Stops accepting and waits for in-flight streams, cutting what is left at --shutdown-timeout. */
+export async function drainProxy(app: App, config: Config, log: Logger): Promise<void> {
+  const deadline = setTimeout(() => {
+    log.warn('shutdown timeout reached; closing remaining streams');
+    app.server.closeAllConnections();
+  }, config.shutdownTimeout * 1000);
+  // Connections that finish their last stream while we drain go idle: close them too.
+  const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
+  await app.close();
+  clearInterval(sweep);
+  clearTimeout(deadline);
 }
 
 /** The `infermeter` proxy command: runs until a signal. */

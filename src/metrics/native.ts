@@ -150,9 +150,11 @@ export class NativeSeries {
   }
 
   observe(v: number): void {
+    // As the classic series (histogram.ts): NaN and ±Inf are not observations at all, so the
+    // two histograms of one measurement always hold the same count.
+    if (!Number.isFinite(v)) return;
     this.count++;
     this.sum += v;
-    if (!Number.isFinite(v)) return; // NaN and ±Inf count, but no bucket can hold them
     this.place(v);
     if (this.positive.size + this.negative.size > this.opts.maxBuckets) this.limit(v);
   }

@@ -110,7 +110,7 @@ export class OtlpRecorder {
     if (r.chunkGaps) for (const gap of r.chunkGaps) this.h.chunk.record(gap, base);
     if (r.inputTokens > 0) this.c.tokens.add(r.inputTokens, { ...base, [ATTR.tokenType]: 'input' });
     if (r.outputTokens > 0) this.c.tokens.add(r.outputTokens, { ...base, [ATTR.tokenType]: 'output' });
-    if (r.outcome !== 'rejected') this.c.tokenSource.add(1, { source: r.tokenSource });
+    if (r.outcome !== 'rejected' && r.outcome !== 'worker_lost') this.c.tokenSource.add(1, { source: r.tokenSource });
 
     if (!failed && !r.meteringFailure) this.recordTimings(r, base);
     // Semantic conventions: request duration covers failed requests too, marked by error.type.

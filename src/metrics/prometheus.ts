@@ -2,8 +2,9 @@
  * Records request records into prom-client metrics built from the catalog. Runs on the
  * metrics side (worker thread), never on the proxy's event loop.
  */
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { REQUEST_METRICS, type BucketSet, type MetricDef } from './catalog.js';
+import { SeriesHistogram, type HistogramSeries } from './histogram.js';
 import { tpotSeconds, type RecordBatch, type RequestRecord } from './record.js';
 import { judge } from '../slo/judge.js';
 import { SLO_NAMES, thresholdsFor, type SloConfig } from '../slo/config.js';
@@ -18,8 +19,8 @@ function def<N extends Def['name']>(name: N): ByName<N> {
   return REQUEST_METRICS.find((d) => d.name === name) as ByName<N>;
 }
 
-export function histogram(registry: Registry, d: MetricDef, buckets: Record<BucketSet, number[]>): Histogram {
-  return new Histogram({ name: d.name, help: d.help, labelNames: [...d.labels], buckets: buckets[d.buckets!], registers: [registry] });
+export function histogram(registry: Registry, d: MetricDef, buckets: Record<BucketSet, number[]>): SeriesHistogram {
+  return new SeriesHistogram(d.name, d.help, d.labels, buckets[d.buckets!], registry);
 }
 export function counter(registry: Registry, d: MetricDef): Counter {
   return new Counter({ name: d.name, help: d.help, labelNames: [...d.labels], registers: [registry] });
@@ -45,19 +46,21 @@ export function nativeOptionsFrom(config: Pick<Config, 'nativeHistogramBucketFac
   return nativeOptions(config.nativeHistogramBucketFactor, { maxBuckets: config.nativeHistogramMaxBuckets, minResetSeconds: config.nativeHistogramMinResetDuration });
 }
 
-/** Everything one (operation, model) pair records into, resolved once: labels and native series. */
+/** Everything one (operation, model) pair records into, resolved once: labels, classic and native series. */
 interface Bound {
   labels: Record<string, string>;
+  /** Made on first observation, so that a series appears in /metrics only once it has data. */
+  latency: Partial<Record<NativeKey, HistogramSeries>>;
   native: Record<NativeKey, NativeSeries>;
 }
 
 export class RequestMetrics {
-  private readonly ttft: Histogram;
-  private readonly ttfo: Histogram;
-  private readonly tpot: Histogram;
-  private readonly e2e: Histogram;
-  private readonly chunk: Histogram;
-  private readonly tokenUsage: Histogram;
+  private readonly ttft: SeriesHistogram;
+  private readonly ttfo: SeriesHistogram;
+  private readonly tpot: SeriesHistogram;
+  private readonly e2e: SeriesHistogram;
+  private readonly chunk: SeriesHistogram;
+  private readonly tokenUsage: SeriesHistogram;
   private readonly requests: Counter;
   private readonly tokens: Counter;
   private readonly tokenSource: Counter;
@@ -134,6 +137,7 @@ export class RequestMetrics {
       const series = (name: Def['name']) => this.natives.series(name, labels);
       b = {
         labels,
+        latency: {},
         native: {
           ttft: series('gen_ai_server_time_to_first_token_seconds'),
           ttfo: series('infermeter_time_to_first_output_seconds'),
@@ -147,32 +151,41 @@ export class RequestMetrics {
     return b;
   }
 
+  private observe(b: Bound, key: NativeKey, value: number): void {
+    (b.latency[key] ??= this[key].labels(b.labels)).observe(value);
+    b.native[key].observe(value);
+  }
+
   record(r: RequestRecord): void {
     const model = this.modelLabel(r.model);
-    const { labels, native } = this.bind(r.operation, model);
+    const bound = this.bind(r.operation, model);
+    const labels = bound.labels;
     this.requests.inc({ ...labels, route: r.route, outcome: r.outcome });
     if (r.meteringFailure) this.meteringFailures.inc({ reason: r.meteringFailure });
     if (!GENERATION_OPERATIONS.has(r.operation)) return;
 
     if (r.chunkGaps) {
+      // Both series resolved once per record, not per gap: a stream brings dozens.
+      const classic = (bound.latency.chunk ??= this.chunk.labels(bound.labels));
+      const native = bound.native.chunk;
       for (const gap of r.chunkGaps) {
-        this.chunk.observe(labels, gap);
-        native.chunk.observe(gap);
+        classic.observe(gap);
+        native.observe(gap);
       }
     }
     if (r.inputTokens > 0) this.tokens.inc({ ...labels, gen_ai_token_type: 'input' }, r.inputTokens);
     if (r.outputTokens > 0) this.tokens.inc({ ...labels, gen_ai_token_type: 'output' }, r.outputTokens);
-    if (r.outcome !== 'rejected') this.tokenSource.inc({ source: r.tokenSource });
+    if (r.outcome !== 'rejected' && r.outcome !== 'worker_lost') this.tokenSource.inc({ source: r.tokenSource });
 
     if (r.outcome === 'ok' && !r.meteringFailure) {
       if (r.inputTokens > 0) this.tokenUsage.observe({ ...labels, gen_ai_token_type: 'input' }, r.inputTokens);
       if (r.outputTokens > 0) this.tokenUsage.observe({ ...labels, gen_ai_token_type: 'output' }, r.outputTokens);
       // One measurement, two histograms: the classic buckets and the native ones.
-      if (r.e2e >= 0) observe(this.e2e, native.e2e, labels, r.e2e);
-      if (r.ttft >= 0) observe(this.ttft, native.ttft, labels, r.ttft);
-      if (r.ttfo >= 0) observe(this.ttfo, native.ttfo, labels, r.ttfo);
+      if (r.e2e >= 0) this.observe(bound, 'e2e', r.e2e);
+      if (r.ttft >= 0) this.observe(bound, 'ttft', r.ttft);
+      if (r.ttfo >= 0) this.observe(bound, 'ttfo', r.ttfo);
       const tpot = tpotSeconds(r);
-      if (tpot >= 0) observe(this.tpot, native.tpot, labels, tpot);
+      if (tpot >= 0) this.observe(bound, 'tpot', tpot);
     }
 
     const verdicts = judge(this.slos, model, r);
@@ -186,9 +199,4 @@ export class RequestMetrics {
     this.judged.inc({ gen_ai_request_model: model });
     if (allGood) this.goodput.inc({ gen_ai_request_model: model });
   }
-}
-
-function observe(classic: Histogram, native: NativeSeries, labels: Record<string, string>, value: number): void {
-  classic.observe(labels, value);
-  native.observe(value);
 }

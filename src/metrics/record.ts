@@ -3,7 +3,11 @@
  * Everything the exporters need is here; nothing here is a prompt, a completion or a secret.
  */
 
-/** Exactly one per request (DESIGN.md). `rejected`: infermeter itself refused the request (413, smuggling). */
+/**
+ * Exactly one per request (DESIGN.md). `rejected`: infermeter itself refused the request
+ * (413, smuggling). `worker_lost`: the proxy worker relaying it died (`--workers`); the
+ * metrics side counts it from the starts that worker had reported.
+ */
 export const OUTCOMES = [
   'ok',
   'upstream_error',
@@ -12,6 +16,7 @@ export const OUTCOMES = [
   'upstream_timeout',
   'upstream_unreachable',
   'rejected',
+  'worker_lost',
 ] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
@@ -48,10 +53,24 @@ export interface RequestRecord {
   errorType: string | null;
 }
 
-/** What crosses from the proxy loop to the metrics side, batched. */
+/** What the exporters ingest: decoded records, and the machine's requests in flight. */
 export interface RecordBatch {
   records: RequestRecord[];
   inFlight: number;
+}
+
+/**
+ * What crosses from one proxy loop to the metrics side, at most every 20 ms: the records
+ * finished since the last batch (record-codec.ts), the loop's requests in flight, and its
+ * running count of requests started per route (index into ROUTE_LABELS), from which the
+ * metrics side counts the requests of a worker that died before finishing them.
+ */
+export interface WireBatch {
+  /** 0 for the proxy of a single process; a worker's id under --workers. */
+  source: number;
+  records: ArrayBuffer | null;
+  inFlight: number;
+  startedByRoute: number[];
 }
 
 /** TPOT per DESIGN.md: (E2E − TTFT) / (output_tokens − 1), only for completed streams with ≥ 2 tokens. */

@@ -13,7 +13,9 @@ import { COLLECTORS } from '../collectors/index.js';
 import { ModelLabels } from './models.js';
 import { RequestMetrics } from './prometheus.js';
 import { startOtlp, type OtlpHook } from './otlp-start.js';
-import type { RecordBatch } from './record.js';
+import type { RecordBatch, RequestRecord, WireBatch } from './record.js';
+import { decodeRecords } from './record-codec.js';
+import { ROUTE_LABELS, routeByLabel } from '../proxy/routes.js';
 import { ProxyLoopMetrics } from '../collectors/host/proxy-loop.js';
 import { chooseExposition } from './negotiate.js';
 import { encodeRegistry, PROTOBUF_CONTENT_TYPE } from './exposition-proto.js';
@@ -40,9 +42,57 @@ export class MetricsSide {
     this.otlp = startOtlp(config, log, (m) => this.models.label(m));
   }
 
+  /** Per proxy loop (source): its requests in flight, and starts and finishes per route. */
+  private readonly sources = new Map<number, { inFlight: number; started: number[]; finished: number[] }>();
+  private readonly routeIndex = new Map(ROUTE_LABELS.map((r, i) => [r, i]));
+
   ingest(batch: RecordBatch): void {
     this.requests.ingest(batch);
     this.otlp?.ingest(batch);
+  }
+
+  /** One proxy loop's batch: every source's in-flight count adds up to the machine's. */
+  ingestWire(batch: WireBatch): void {
+    let src = this.sources.get(batch.source);
+    if (!src) this.sources.set(batch.source, (src = { inFlight: 0, started: [], finished: new Array<number>(ROUTE_LABELS.length).fill(0) }));
+    src.inFlight = batch.inFlight;
+    src.started = batch.startedByRoute;
+    let records: RequestRecord[] = [];
+    if (batch.records) {
+      try {
+        records = decodeRecords(batch.records);
+      } catch (err) {
+        this.log.error({ err: (err as Error).message, source: batch.source }, 'dropped an unreadable record batch');
+      }
+    }
+    for (const r of records) src.finished[this.routeIndex.get(r.route) ?? this.routeIndex.get('other')!]!++;
+    this.ingest({ records, inFlight: this.inFlightTotal() });
+  }
+
+  /**
+   * A proxy worker died. Each request it had reported starting and not finishing is counted
+   * now, once, as `worker_lost` (its model is unknown here: the label is `other`).
+   */
+  sourceExited(source: number): void {
+    const src = this.sources.get(source);
+    this.sources.delete(source);
+    this.proxyLoop.remove(source);
+    if (!src) return;
+    const lost: RequestRecord[] = [];
+    src.started.forEach((n, i) => {
+      const info = routeByLabel(ROUTE_LABELS[i]!);
+      for (let k = src.finished[i]!; k < n; k++) {
+        lost.push({ route: info.route, operation: info.operation, model: '', outcome: 'worker_lost', status: 0, streamed: false, ttft: -1, ttfo: -1, e2e: -1, inputTokens: 0, outputTokens: 0, tokenSource: 'none', chunkGaps: null, meteringFailure: null, errorType: 'worker_lost' });
+      }
+    });
+    if (lost.length > 0) this.log.warn({ source, requests: lost.length }, 'counted the requests a dead proxy worker had in flight as worker_lost');
+    this.ingest({ records: lost, inFlight: this.inFlightTotal() });
+  }
+
+  private inFlightTotal(): number {
+    let n = 0;
+    for (const s of this.sources.values()) n += s.inFlight;
+    return n;
   }
 
   /** Starts collectors and the /metrics listener; resolves to the bound port. */

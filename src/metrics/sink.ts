@@ -1,30 +1,83 @@
 /**
- * The proxy side of the metrics hand-off: requests finish into a batch that is posted to
- * the metrics worker at most every FLUSH_MS. One postMessage per batch, not per request.
+ * The proxy side of the metrics hand-off. A proxy loop counts starts and encodes finished
+ * records into one buffer (record-codec.ts); at most every FLUSH_MS the batch goes to the
+ * metrics side in one message: posted to the metrics thread of this process, or sent to the
+ * cluster primary over IPC under --workers (see cluster/). One message per batch, never
+ * per request or per chunk.
  */
 import { Worker } from 'node:worker_threads';
 import type { Config } from '../config.js';
-import type { RecordBatch, RequestRecord } from './record.js';
+import type { RequestRecord, WireBatch } from './record.js';
+import { RecordEncoder } from './record-codec.js';
 import type { FromWorker, ToWorker } from './worker.js';
-import { monitorProxyLoop, type ProxyLoopMonitor } from '../collectors/host/proxy-loop.js';
+import { monitorProxyLoop, type ProxyLoopMonitor, type ProxyLoopSample } from '../collectors/host/proxy-loop.js';
+import { ROUTE_LABELS } from '../proxy/routes.js';
 
-const LOOP_SAMPLE_MS = 5000;
-
-const FLUSH_MS = 20;
+export const LOOP_SAMPLE_MS = 5000;
+export const FLUSH_MS = 20;
 
 export interface RecordSink {
-  started(): void;
+  /** A request arrived on `route` (a ROUTE_LABELS value). */
+  started(route: string): void;
   finished(record: RequestRecord): void;
 }
 
-export class MetricsWorker implements RecordSink {
-  private readonly worker: Worker;
-  private pending: RequestRecord[] = [];
+const routeIndex = new Map(ROUTE_LABELS.map((r, i) => [r, i]));
+
+/** Batches one proxy loop's starts and records; `deliver` carries each batch away. */
+export class BatchingSink implements RecordSink {
+  private readonly encoder = new RecordEncoder();
+  private readonly startedByRoute = new Array<number>(ROUTE_LABELS.length).fill(0);
   private inFlight = 0;
   private timer: NodeJS.Timeout | null = null;
-  readonly ready: Promise<number>;
   private readonly loop: ProxyLoopMonitor;
   private readonly loopTimer: NodeJS.Timeout;
+
+  constructor(
+    private readonly source: number,
+    private readonly deliver: (batch: WireBatch) => void,
+    sample: (s: ProxyLoopSample) => void,
+  ) {
+    // The proxy loop's own delay can only be measured on the proxy loop.
+    this.loop = monitorProxyLoop();
+    this.loopTimer = setInterval(() => sample(this.loop.sample()), LOOP_SAMPLE_MS);
+    this.loopTimer.unref();
+  }
+
+  started(route: string): void {
+    this.inFlight++;
+    this.startedByRoute[routeIndex.get(route) ?? routeIndex.get('other')!]!++;
+    this.schedule();
+  }
+
+  finished(record: RequestRecord): void {
+    this.inFlight--;
+    this.encoder.add(record);
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => this.flush(), FLUSH_MS);
+  }
+
+  flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.deliver({ source: this.source, records: this.encoder.take(), inFlight: this.inFlight, startedByRoute: [...this.startedByRoute] });
+  }
+
+  stop(): void {
+    clearInterval(this.loopTimer);
+    this.loop.stop();
+    this.flush();
+  }
+}
+
+/** The metrics thread of this process: owns the metrics side (side.ts) and its listener. */
+export class MetricsWorker {
+  private readonly worker: Worker;
+  readonly ready: Promise<number>;
 
   constructor(config: Config) {
     this.worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: config });
@@ -38,45 +91,21 @@ export class MetricsWorker implements RecordSink {
       this.worker.once('error', reject);
       this.worker.once('exit', (code) => reject(new Error(`metrics worker exited with code ${code}`)));
     });
-    // The proxy loop's own delay can only be measured here, on the proxy thread.
-    this.loop = monitorProxyLoop();
-    this.loopTimer = setInterval(() => this.post({ type: 'loop', sample: this.loop.sample() }), LOOP_SAMPLE_MS);
-    this.loopTimer.unref();
   }
 
-  started(): void {
-    this.inFlight++;
-    this.schedule();
+  /** The batch's record buffer is transferred, not copied. */
+  post(msg: ToWorker): void {
+    if (msg.type === 'batch' && msg.batch.records) this.worker.postMessage(msg, [msg.batch.records]);
+    else this.worker.postMessage(msg);
   }
 
-  finished(record: RequestRecord): void {
-    this.inFlight--;
-    this.pending.push(record);
-    this.schedule();
+  /** A sink for a proxy loop in this process. */
+  sink(source = 0): BatchingSink {
+    return new BatchingSink(source, (batch) => this.post({ type: 'batch', batch }), (sample) => this.post({ type: 'loop', source, sample }));
   }
 
-  private schedule(): void {
-    if (this.timer) return;
-    this.timer = setTimeout(() => this.flush(), FLUSH_MS);
-  }
-
-  flush(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    const batch: RecordBatch = { records: this.pending, inFlight: this.inFlight };
-    this.pending = [];
-    this.post({ type: 'batch', batch });
-  }
-
-  private post(msg: ToWorker): void {
-    this.worker.postMessage(msg);
-  }
-
-  /** Flushes what is pending, stops collectors and the listener, and ends the thread. */
+  /** Stops collectors and the listener, and ends the thread (flush the sinks first). */
   async close(): Promise<void> {
-    clearInterval(this.loopTimer);
-    this.loop.stop();
-    this.flush();
     await new Promise<void>((resolve) => {
       const t = setTimeout(() => void this.worker.terminate().then(() => resolve()), 5000);
       this.worker.on('message', (m: FromWorker) => {

@@ -5,10 +5,15 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../config.js';
 import { createLogger } from '../lib/log.js';
 import { MetricsSide } from './side.js';
-import type { RecordBatch } from './record.js';
+import type { WireBatch } from './record.js';
 import type { ProxyLoopSample } from '../collectors/host/proxy-loop.js';
 
-export type ToWorker = { type: 'batch'; batch: RecordBatch } | { type: 'loop'; sample: ProxyLoopSample } | { type: 'close' };
+export type ToWorker =
+  | { type: 'batch'; batch: WireBatch }
+  | { type: 'loop'; source: number; sample: ProxyLoopSample }
+  /** A proxy worker died: count what it had in flight (cluster primary only). */
+  | { type: 'source-exit'; source: number }
+  | { type: 'close' };
 export type FromWorker = { type: 'ready'; port: number } | { type: 'closed' } | { type: 'fatal'; message: string };
 
 const config = workerData as Config;
@@ -20,8 +25,9 @@ const side = new MetricsSide(config, log);
 const port = parentPort!;
 
 port.on('message', (msg: ToWorker) => {
-  if (msg.type === 'batch') side.ingest(msg.batch);
-  else if (msg.type === 'loop') side.proxyLoop.update(msg.sample);
+  if (msg.type === 'batch') side.ingestWire(msg.batch);
+  else if (msg.type === 'loop') side.proxyLoop.update(msg.source, msg.sample);
+  else if (msg.type === 'source-exit') side.sourceExited(msg.source);
   else if (msg.type === 'close') {
     void side.close().then(() => {
       port.postMessage({ type: 'closed' } satisfies FromWorker);

@@ -61,7 +61,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
     t0: number,
   ) {
     this.meter = new RequestMeter(t0, false);
-    ctx.sink.started();
+    ctx.sink.started(route.route);
     res.on('close', this.onClientClose);
   }
 
@@ -206,33 +206,50 @@ export class Exchange implements Dispatcher.DispatchHandler {
     this.finish('client_abort', -1, null);
   };
 
-  private async readBody(): Promise<Buffer | null> {
+  private readBody(): Promise<Buffer | null> {
     const declared = Number(this.req.headers['content-length'] ?? 0);
     if (declared > this.ctx.bodyLimit) {
       this.reject(new InfermeterError('BODY_TOO_LARGE'));
-      return null;
+      return Promise.resolve(null);
     }
-    const parts: Buffer[] = [];
-    let size = 0;
-    try {
-      for await (const chunk of this.req as AsyncIterable<Buffer>) {
+    // Plain 'data'/'end' listeners: an async iterator costs a promise and a tick per read.
+    return new Promise((resolve) => {
+      const req = this.req;
+      const parts: Buffer[] = [];
+      let size = 0;
+      const done = (body: Buffer | null) => {
+        req.off('data', onData);
+        req.off('end', onEnd);
+        req.off('error', onError);
+        req.off('close', onError);
+        resolve(body);
+      };
+      const onData = (chunk: Buffer) => {
         size += chunk.length;
         if (size > this.ctx.bodyLimit) {
+          req.pause();
           this.reject(new InfermeterError('BODY_TOO_LARGE'));
-          return null;
+          return done(null);
         }
         parts.push(chunk);
-      }
-    } catch {
-      if (!this.clientGone) this.onClientClose();
-      this.finish('client_abort', -1, null);
-      return null;
-    }
-    if (this.clientGone) {
-      this.finish('client_abort', -1, null);
-      return null;
-    }
-    return parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
+      };
+      const onEnd = () => {
+        if (this.clientGone) {
+          this.finish('client_abort', -1, null);
+          return done(null);
+        }
+        done(parts.length === 1 ? parts[0]! : Buffer.concat(parts, size));
+      };
+      const onError = () => {
+        if (!this.clientGone) this.onClientClose();
+        this.finish('client_abort', -1, null);
+        done(null);
+      };
+      req.on('data', onData);
+      req.on('end', onEnd);
+      req.on('error', onError);
+      req.on('close', onError);
+    });
   }
 
   /** Answers the client with a coded error (before any response byte was sent). */

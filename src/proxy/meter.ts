@@ -2,11 +2,14 @@
  * Per-request timing state: O(1) per chunk, nothing kept that outlives the request.
  * Timestamps are monotonic milliseconds (performance.now()); the record holds seconds.
  */
-import { eventFacts } from './events.js';
+import { eventFacts, type EventFacts } from './events.js';
+import { UNKNOWN, scanEvent } from './event-scan.js';
 import { DROP, GIVE_UP, KEEP, type LineVerdict } from './sse.js';
 import type { MeteringFailure, Outcome, RequestRecord, TokenSource } from '../metrics/record.js';
 
 const DONE = Buffer.from('[DONE]');
+/** Filled by the byte-level scan; reused, since one event is metered at a time. */
+const SCANNED: EventFacts = { token: false, visible: false, promptTokens: -1, completionTokens: -1, error: false, usageOnly: false };
 /** A non-streamed JSON body larger than this is relayed but not parsed for usage. */
 const MAX_JSON_BODY = 8 * 1024 * 1024;
 
@@ -35,14 +38,18 @@ export class RequestMeter {
   /** SseFramer's data handler. */
   readonly onData = (buf: Buffer, start: number, end: number): LineVerdict => {
     if (end - start === DONE.length && buf.compare(DONE, 0, DONE.length, start, end) === 0) return KEEP;
-    let doc: unknown;
-    try {
-      doc = JSON.parse(buf.toString('utf8', start, end));
-    } catch {
-      this.failure = 'invalid_json';
-      return GIVE_UP;
+    let f = SCANNED;
+    // The byte-level scan answers for nearly every event; what it cannot vouch for is parsed.
+    if (scanEvent(buf, start, end, f) === UNKNOWN) {
+      let doc: unknown;
+      try {
+        doc = JSON.parse(buf.toString('utf8', start, end));
+      } catch {
+        this.failure = 'invalid_json';
+        return GIVE_UP;
+      }
+      f = eventFacts(doc);
     }
-    const f = eventFacts(doc);
     if (f.promptTokens >= 0) this.promptTokens = f.promptTokens;
     if (f.completionTokens >= 0) this.completionTokens = f.completionTokens;
     if (f.error) this.sawErrorEvent = true;

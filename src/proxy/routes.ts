@@ -28,3 +28,8 @@ export const ROUTE_LABELS = [...new Set([...Object.values(TABLE).map((r) => r.ro
 export function routeFor(path: string): RouteInfo {
   return TABLE[path] ?? TABLE[path.replace(/\/+$/, '')] ?? OTHER;
 }
+
+/** The route info behind a route label (for records the metrics side makes itself). */
+export function routeByLabel(label: string): RouteInfo {
+  return Object.values(TABLE).find((r) => r.route === label) ?? OTHER;
+}

@@ -37,7 +37,7 @@ export class SseFramer {
    * can be forwarded first and given to `observe()` after.
    */
   mustFrameFirst(chunk: Buffer): boolean {
-    return this.strip && this.active && (this.carry !== null || this.dropNextBlank || chunk[chunk.length - 1] !== NL || chunk.includes(USAGE));
+    return this.strip && this.active && (this.carry !== null || this.dropNextBlank || chunk[chunk.length - 1] !== NL || mentionsUsage(chunk));
   }
 
   constructor(
@@ -130,6 +130,20 @@ export class SseFramer {
     out.push(rest);
     return Buffer.concat(out);
   }
+}
+
+/**
+ * Whether the read holds `"usage"`: a hop from one `u` to the next (memchr) beats
+ * Buffer.includes with a multi-byte needle, which costs ~200 ns per read here.
+ */
+function mentionsUsage(chunk: Buffer): boolean {
+  for (let i = chunk.indexOf(0x75, 1); i !== -1; i = chunk.indexOf(0x75, i + 1)) {
+    if (chunk[i - 1] !== 0x22 || i + USAGE.length - 1 > chunk.length) continue;
+    let k = 2;
+    while (k < USAGE.length && chunk[i - 1 + k] === USAGE[k]) k++;
+    if (k === USAGE.length) return true;
+  }
+  return false;
 }
 
 function isData(buf: Buffer, start: number, end: number): boolean {

@@ -40,7 +40,7 @@ for (const [label, body, engine] of CASES) {
     const log = createLogger('silent');
     const engineCollector = new EngineCollector({ registry, config, log });
     const host = new HostCollector({ registry, config, log });
-    new ProxyLoopMetrics(registry).update({ p50: 0.001, p99: 0.004, max: 0.012, heapUsedBytes: 12345678 });
+    new ProxyLoopMetrics(registry).update(0, { p50: 0.001, p99: 0.004, max: 0.012, heapUsedBytes: 12345678 });
     try {
       await engineCollector.collect(AbortSignal.timeout(10_000));
       await host.collect();

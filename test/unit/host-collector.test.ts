@@ -61,7 +61,7 @@ test('proxy loop monitor: quantiles ordered, a blocked loop shows up, gauges set
   const structured = structuredClone(sample); // crosses to the metrics worker
 
   const registry = new Registry();
-  new ProxyLoopMetrics(registry).update(structured);
+  new ProxyLoopMetrics(registry).update(0, structured);
   const s = parsePrometheusText(await registry.metrics()).samples;
   assert.equal(sumSamples(s, 'infermeter_proxy_event_loop_delay_seconds', { stat: 'max' }), sample.max);
   assert.equal(sumSamples(s, 'infermeter_proxy_event_loop_delay_seconds', { stat: 'p99' }), sample.p99);

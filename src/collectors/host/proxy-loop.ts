@@ -1,10 +1,8 @@
 /**
  * The proxy thread's event-loop delay. Collectors run in the metrics worker, whose loop
  * says nothing about the proxy's, so the delay is measured on the main thread with
- * monitorProxyLoop() and handed to the worker, which sets the gauges through
- * ProxyLoopMetrics. Wiring (lead): on the main thread
- *   const loop = monitorProxyLoop();  setInterval(() => post({ type: 'loop', sample: loop.sample() }), 5000).unref();
- * and in the worker, `proxyLoop.update(msg.sample)` with `proxyLoop = new ProxyLoopMetrics(registry)`.
+ * monitorProxyLoop() (BatchingSink does this on every proxy loop) and handed to the
+ * metrics side, which sets the gauges through ProxyLoopMetrics.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
@@ -51,20 +49,44 @@ export function monitorProxyLoop(resolutionMs = 10): ProxyLoopMonitor {
   };
 }
 
-/** The worker-side gauges, set from samples passed in. */
+/**
+ * The metrics-side gauges, set from samples passed in. Under --workers every proxy loop
+ * sends its own: the delay gauges show the worst loop, the heap gauge their sum.
+ */
 export class ProxyLoopMetrics {
   private readonly delay: Gauge;
   private readonly heap: Gauge;
+  private readonly latest = new Map<number, ProxyLoopSample>();
 
   constructor(registry: Registry) {
     this.delay = gauge(registry, hostDef('infermeter_proxy_event_loop_delay_seconds'));
     this.heap = gauge(registry, hostDef('infermeter_proxy_heap_used_bytes'));
   }
 
-  update(s: ProxyLoopSample): void {
-    this.delay.set({ stat: 'p50' }, s.p50);
-    this.delay.set({ stat: 'p99' }, s.p99);
-    this.delay.set({ stat: 'max' }, s.max);
-    this.heap.set(s.heapUsedBytes);
+  update(source: number, s: ProxyLoopSample): void {
+    this.latest.set(source, s);
+    this.publish();
+  }
+
+  /** A proxy loop that is gone no longer counts. */
+  remove(source: number): void {
+    if (this.latest.delete(source)) this.publish();
+  }
+
+  private publish(): void {
+    let p50 = 0;
+    let p99 = 0;
+    let max = 0;
+    let heap = 0;
+    for (const s of this.latest.values()) {
+      p50 = Math.max(p50, s.p50);
+      p99 = Math.max(p99, s.p99);
+      max = Math.max(max, s.max);
+      heap += s.heapUsedBytes;
+    }
+    this.delay.set({ stat: 'p50' }, p50);
+    this.delay.set({ stat: 'p99' }, p99);
+    this.delay.set({ stat: 'max' }, max);
+    this.heap.set(heap);
   }
 }

@@ -1,0 +1,16 @@
+/** What the cluster primary and its proxy workers say to each other over the IPC channel. */
+import type { ProxyLoopSample } from '../collectors/host/proxy-loop.js';
+import type { WireBatch } from '../metrics/record.js';
+
+export type FromProxyWorker =
+  | { type: 'listening'; port: number }
+  | { type: 'batch'; batch: WireBatch }
+  | { type: 'loop'; sample: ProxyLoopSample }
+  /** The listener could not be opened: the primary stops with this message. */
+  | { type: 'fatal'; message: string };
+
+export type ToProxyWorker = { type: 'drain' };
+
+/** Environment of a forked worker: the resolved config (plain data) and the port to share. */
+export const CONFIG_ENV = 'INFERMETER_WORKER_CONFIG';
+export const PORT_ENV = 'INFERMETER_WORKER_PORT';

@@ -1,0 +1,112 @@
+/**
+ * The request histograms' storage on the metrics side: a prom-client metric (the registry
+ * renders it like its own Histogram, byte for byte) whose series are looked up once per
+ * request record instead of once per observation. A record brings one TTFT but dozens of
+ * inter-chunk gaps; prom-client's observe() validates and hashes the labels and scans the
+ * bucket list linearly on every call, which made the metrics thread cost more per chunk
+ * than the proxy's own framing (docs/performance.md).
+ */
+import type { Registry } from 'prom-client';
+
+/** One label set's buckets: non-cumulative counts per upper bound, plus +Inf via count. */
+export class HistogramSeries {
+  readonly counts: Float64Array;
+  sum = 0;
+  count = 0;
+
+  constructor(
+    readonly labels: Record<string, string>,
+    private readonly bounds: Float64Array,
+  ) {
+    this.counts = new Float64Array(bounds.length);
+  }
+
+  observe(value: number): void {
+    if (!Number.isFinite(value)) return;
+    const b = this.bounds;
+    // First bound >= value (Prometheus buckets are `le`); past the last one is +Inf only.
+    let lo = 0;
+    let hi = b.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (b[mid]! < value) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < b.length) this.counts[lo]!++;
+    this.sum += value;
+    this.count++;
+  }
+}
+
+interface Value {
+  labels: Record<string, string | number>;
+  sharedLabels: Record<string, string>;
+  value: number;
+  metricName: string;
+  /** Shaped as prom-client's: null on bucket lines, undefined on _sum and _count. */
+  exemplar: null | undefined;
+}
+
+export class SeriesHistogram {
+  readonly type = 'histogram';
+  readonly aggregator = 'sum';
+  private readonly bounds: Float64Array;
+  private readonly series = new Map<string, HistogramSeries>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly labelNames: readonly string[],
+    buckets: readonly number[],
+    registry: Registry,
+  ) {
+    this.bounds = Float64Array.from([...new Set(buckets)].sort((a, b) => a - b));
+    registry.registerMetric(this as unknown as Parameters<Registry['registerMetric']>[0]);
+  }
+
+  /** The series of these labels (every label name given); made on first use. */
+  labels(labels: Record<string, string>): HistogramSeries {
+    let key = '';
+    for (const n of this.labelNames) key += labels[n] + '\u0000';
+    let s = this.series.get(key);
+    if (!s) {
+      const own: Record<string, string> = {};
+      for (const n of this.labelNames) own[n] = labels[n]!;
+      s = new HistogramSeries(own, this.bounds);
+      this.series.set(key, s);
+    }
+    return s;
+  }
+
+  observe(labels: Record<string, string>, value: number): void {
+    this.labels(labels).observe(value);
+  }
+
+  /** prom-client's metric interface, as its Histogram has it: every label on each value. */
+  async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: Omit<Value, 'sharedLabels'>[] }> {
+    const data = await this.getForPromString();
+    const values = data.values.map(({ labels, sharedLabels, value, metricName, exemplar }) => ({ value, metricName, exemplar, labels: { ...labels, ...sharedLabels } }));
+    return { ...data, values };
+  }
+
+  /** What the registry renders to text: a series' labels shared by its lines (formatted once). */
+  async getForPromString(): Promise<{ name: string; help: string; type: string; aggregator: string; values: Value[] }> {
+    const values: Value[] = [];
+    const bucket = `${this.name}_bucket`;
+    for (const s of this.series.values()) {
+      let acc = 0;
+      for (let i = 0; i < this.bounds.length; i++) {
+        acc += s.counts[i]!;
+        values.push({ labels: { le: this.bounds[i]! }, sharedLabels: s.labels, value: acc, metricName: bucket, exemplar: null });
+      }
+      values.push({ labels: { le: '+Inf' }, sharedLabels: s.labels, value: s.count, metricName: bucket, exemplar: null });
+      values.push({ labels: {}, sharedLabels: s.labels, value: s.sum, metricName: `${this.name}_sum`, exemplar: undefined });
+      values.push({ labels: {}, sharedLabels: s.labels, value: s.count, metricName: `${this.name}_count`, exemplar: undefined });
+    }
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  }
+
+  reset(): void {
+    this.series.clear();
+  }
+}

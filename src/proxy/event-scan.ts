@@ -1,0 +1,528 @@
+/**
+ * The byte-level fast path of metering: reads what `eventFacts(JSON.parse(event))` would
+ * say of one streaming event straight from its bytes, without decoding a string or building
+ * an object. Nearly every event of a stream is a token delta, a role chunk or a finish
+ * chunk; those are answered here. Anything the scanner cannot vouch for exactly — an
+ * escaped key, a non-null error, tool calls, a non-string content, a duplicate key it
+ * cares about, anything that is not strictly valid JSON — answers UNKNOWN, and the caller
+ * takes the full parse. So the fast path never decides differently from the full one
+ * (test/unit/proxy-event-scan.test.ts checks that on every fixture and on random events).
+ *
+ * The scanner is a strict JSON tokenizer that tracks only the paths metering reads:
+ * `choices[].delta|message.{content,reasoning,reasoning_content,tool_calls,function_call}`,
+ * `choices[].text`, `usage.{prompt_tokens,completion_tokens}` and `error`.
+ */
+import type { EventFacts } from './events.js';
+
+export const UNKNOWN = 0;
+export const KNOWN = 1;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const LBRACE = 0x7b;
+const RBRACE = 0x7d;
+const LBRACKET = 0x5b;
+const RBRACKET = 0x5d;
+/** Nesting deeper than this inside a skipped value is left to JSON.parse. */
+const MAX_DEPTH = 32;
+
+const enum V {
+  /** Not a JSON value here: the scan gives up. */
+  Bad = -1,
+  Null,
+  EmptyString,
+  String,
+  EmptyArray,
+  Other,
+}
+
+// Scanner state: module-level so a scan allocates nothing (the proxy loop is single-threaded).
+let b: Buffer;
+let p = 0;
+let e = 0;
+/** The value of the last plainInt(). */
+let lastInt = -1;
+const fx: EventFacts = { token: false, visible: false, promptTokens: -1, completionTokens: -1, error: false, usageOnly: false };
+
+/**
+ * Scans the event in `buf[start, end)`. Returns KNOWN with `facts` filled in exactly as
+ * `eventFacts(JSON.parse(...))` would fill them, or UNKNOWN.
+ */
+export function scanEvent(buf: Buffer, start: number, end: number, facts: EventFacts): typeof KNOWN | typeof UNKNOWN {
+  b = buf;
+  p = start;
+  e = end;
+  fx.token = false;
+  fx.visible = false;
+  fx.promptTokens = -1;
+  fx.completionTokens = -1;
+  fx.error = false;
+  fx.usageOnly = false;
+  ws();
+  if (p >= e || b[p] !== LBRACE) return UNKNOWN;
+  if (!root()) return UNKNOWN;
+  ws();
+  if (p !== e) return UNKNOWN;
+  facts.token = fx.token;
+  facts.visible = fx.visible;
+  facts.promptTokens = fx.promptTokens;
+  facts.completionTokens = fx.completionTokens;
+  facts.error = fx.error;
+  facts.usageOnly = fx.usageOnly;
+  return KNOWN;
+}
+
+function ws(): void {
+  const buf = b;
+  const end = e;
+  let q = p;
+  while (q < end) {
+    const c = buf[q]!;
+    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) q++;
+    else break;
+  }
+  p = q;
+}
+
+/**
+ * Walks an object's members, calling `member(ctx, keyStart, keyEnd)` at each value (with
+ * `p` at the value). Returns false on anything unexpected. Keys with escapes give up: they
+ * could spell a key metering reads.
+ */
+const ROOT = 0;
+const USAGE = 1;
+const CHOICE = 2;
+const PART = 3;
+type Ctx = typeof ROOT | typeof USAGE | typeof CHOICE | typeof PART;
+
+/** One member's value, by the object it is in (a switch keeps every call site monomorphic). */
+function member(ctx: Ctx, ks: number, ke: number): boolean {
+  switch (ctx) {
+    case ROOT:
+      return rootMember(ks, ke);
+    case USAGE:
+      return usageMember(ks, ke);
+    case CHOICE:
+      return choiceMember(ks, ke);
+    default:
+      return partMember(ks, ke);
+  }
+}
+
+function members(ctx: Ctx): boolean {
+  p++; // {
+  ws();
+  if (p < e && b[p] === RBRACE) {
+    p++;
+    return true;
+  }
+  for (;;) {
+    if (p >= e || b[p] !== QUOTE) return false;
+    const ks = p + 1;
+    const buf = b;
+    const end = e;
+    let q = ks;
+    for (; q < end; q++) {
+      const c = buf[q]!;
+      if (c === QUOTE) break;
+      if (c === BACKSLASH || c < 0x20) return false;
+    }
+    if (q >= end) return false;
+    p = q + 1;
+    ws();
+    if (p >= e || b[p] !== COLON) return false;
+    p++;
+    ws();
+    if (!member(ctx, ks, q)) return false;
+    ws();
+    if (p >= e) return false;
+    if (b[p] === COMMA) {
+      p++;
+      ws();
+      continue;
+    }
+    if (b[p] === RBRACE) {
+      p++;
+      return true;
+    }
+    return false;
+  }
+}
+
+/** Byte compare in JS: a native Buffer.compare call costs more than these few bytes. */
+function keyIs(ks: number, ke: number, name: Buffer): boolean {
+  if (ke - ks !== name.length) return false;
+  for (let i = 0; i < name.length; i++) if (b[ks + i] !== name[i]) return false;
+  return true;
+}
+
+const K_CHOICES = Buffer.from('choices');
+const K_USAGE = Buffer.from('usage');
+const K_ERROR = Buffer.from('error');
+const K_DELTA = Buffer.from('delta');
+const K_MESSAGE = Buffer.from('message');
+const K_TEXT = Buffer.from('text');
+const K_CONTENT = Buffer.from('content');
+const K_REASONING = Buffer.from('reasoning');
+const K_REASONING_CONTENT = Buffer.from('reasoning_content');
+const K_TOOL_CALLS = Buffer.from('tool_calls');
+const K_FUNCTION_CALL = Buffer.from('function_call');
+const K_PROMPT_TOKENS = Buffer.from('prompt_tokens');
+const K_COMPLETION_TOKENS = Buffer.from('completion_tokens');
+
+// Per-object "seen" bits, so a duplicate key metering reads gives up (JSON.parse keeps the last).
+let rootSeen = 0;
+let choicesLength = -1;
+let usageObject = false;
+
+function root(): boolean {
+  rootSeen = 0;
+  usageSeen = 0;
+  choicesLength = -1;
+  usageObject = false;
+  if (!members(ROOT)) return false;
+  fx.usageOnly = usageObject && choicesLength === 0;
+  return true;
+}
+
+function once(bit: number): boolean {
+  if (rootSeen & bit) return false;
+  rootSeen |= bit;
+  return true;
+}
+
+function rootMember(ks: number, ke: number): boolean {
+  if (keyIs(ks, ke, K_CHOICES)) return once(1) && choices();
+  if (keyIs(ks, ke, K_USAGE)) {
+    if (!once(2)) return false;
+    if (b[p] === LBRACE) {
+      usageObject = true;
+      return members(USAGE);
+    }
+    return value(0) === V.Null;
+  }
+  // A non-null error decides the outcome: rare enough to leave to the full parse.
+  if (keyIs(ks, ke, K_ERROR)) return once(4) && value(0) === V.Null;
+  return value(0) !== V.Bad;
+}
+
+let usageSeen = 0;
+function usageMember(ks: number, ke: number): boolean {
+  if (keyIs(ks, ke, K_PROMPT_TOKENS)) {
+    if (usageSeen & 1) return false;
+    usageSeen |= 1;
+    if (!plainInt()) return false;
+    fx.promptTokens = lastInt;
+    return true;
+  }
+  if (keyIs(ks, ke, K_COMPLETION_TOKENS)) {
+    if (usageSeen & 2) return false;
+    usageSeen |= 2;
+    if (!plainInt()) return false;
+    fx.completionTokens = lastInt;
+    return true;
+  }
+  return value(0) !== V.Bad;
+}
+
+function choices(): boolean {
+  if (b[p] !== LBRACKET) return false;
+  p++;
+  ws();
+  choicesLength = 0;
+  if (p < e && b[p] === RBRACKET) {
+    p++;
+    return true;
+  }
+  for (;;) {
+    if (p >= e || b[p] !== LBRACE) return false;
+    if (!choice()) return false;
+    choicesLength++;
+    ws();
+    if (p >= e) return false;
+    if (b[p] === COMMA) {
+      p++;
+      ws();
+      continue;
+    }
+    if (b[p] === RBRACKET) {
+      p++;
+      return true;
+    }
+    return false;
+  }
+}
+
+// One choice's state.
+let choiceSeen = 0;
+let textVisible = false;
+let deltaState = 0; // 0 absent, 1 null, 2 object
+let messageState = 0;
+// What the delta (or message) said: whichever eventFacts would read.
+let dVisible = false;
+let dReasoning = false;
+let mVisible = false;
+let mReasoning = false;
+let partSeen = 0;
+
+function choice(): boolean {
+  choiceSeen = 0;
+  textVisible = false;
+  deltaState = 0;
+  messageState = 0;
+  dVisible = dReasoning = mVisible = mReasoning = false;
+  if (!members(CHOICE)) return false;
+  // eventFacts reads `delta ?? message`.
+  const useDelta = deltaState === 2;
+  const useMessage = !useDelta && messageState === 2;
+  const visible = textVisible || (useDelta && dVisible) || (useMessage && mVisible);
+  const reasoning = (useDelta && dReasoning) || (useMessage && mReasoning);
+  if (visible) fx.visible = true;
+  if (visible || reasoning) fx.token = true;
+  return true;
+}
+
+function choiceMember(ks: number, ke: number): boolean {
+  if (keyIs(ks, ke, K_TEXT)) {
+    if (choiceSeen & 1) return false;
+    choiceSeen |= 1;
+    const v = value(0);
+    if (v !== V.Null && v !== V.EmptyString && v !== V.String) return false;
+    textVisible = v === V.String;
+    return true;
+  }
+  if (keyIs(ks, ke, K_DELTA)) {
+    if (choiceSeen & 2) return false;
+    choiceSeen |= 2;
+    return part(true);
+  }
+  if (keyIs(ks, ke, K_MESSAGE)) {
+    if (choiceSeen & 4) return false;
+    choiceSeen |= 4;
+    return part(false);
+  }
+  return value(0) !== V.Bad;
+}
+
+let partVisible = false;
+let partReasoning = false;
+function part(isDelta: boolean): boolean {
+  if (b[p] !== LBRACE) {
+    if (value(0) !== V.Null) return false;
+    if (isDelta) deltaState = 1;
+    else messageState = 1;
+    return true;
+  }
+  partSeen = 0;
+  partVisible = false;
+  partReasoning = false;
+  if (!members(PART)) return false;
+  if (isDelta) {
+    deltaState = 2;
+    dVisible = partVisible;
+    dReasoning = partReasoning;
+  } else {
+    messageState = 2;
+    mVisible = partVisible;
+    mReasoning = partReasoning;
+  }
+  return true;
+}
+
+function stringOrNull(bit: number): V {
+  if (partSeen & bit) return V.Bad;
+  partSeen |= bit;
+  const v = value(0);
+  return v === V.Null || v === V.EmptyString || v === V.String ? v : V.Bad;
+}
+
+function partMember(ks: number, ke: number): boolean {
+  let v: V;
+  if (keyIs(ks, ke, K_CONTENT)) {
+    if ((v = stringOrNull(1)) === V.Bad) return false;
+    if (v === V.String) partVisible = true;
+    return true;
+  }
+  if (keyIs(ks, ke, K_REASONING)) {
+    if ((v = stringOrNull(2)) === V.Bad) return false;
+    if (v === V.String) partReasoning = true;
+    return true;
+  }
+  if (keyIs(ks, ke, K_REASONING_CONTENT)) {
+    if ((v = stringOrNull(4)) === V.Bad) return false;
+    if (v === V.String) partReasoning = true;
+    return true;
+  }
+  // Tool calls carry output: only their absence (null, []) is decided here.
+  if (keyIs(ks, ke, K_TOOL_CALLS)) {
+    if (partSeen & 8) return false;
+    partSeen |= 8;
+    v = value(0);
+    return v === V.Null || v === V.EmptyArray;
+  }
+  if (keyIs(ks, ke, K_FUNCTION_CALL)) {
+    if (partSeen & 16) return false;
+    partSeen |= 16;
+    return value(0) === V.Null;
+  }
+  return value(0) !== V.Bad;
+}
+
+/** A non-negative integer literal without fraction or exponent (the only kind usage holds). */
+function plainInt(): boolean {
+  const s = p;
+  let n = 0;
+  while (p < e && b[p]! >= 0x30 && b[p]! <= 0x39) {
+    n = n * 10 + (b[p]! - 0x30);
+    p++;
+  }
+  const len = p - s;
+  if (len === 0 || len > 15 || (len > 1 && b[s] === 0x30)) return false;
+  if (p < e && (b[p] === 0x2e || b[p] === 0x65 || b[p] === 0x45)) return false;
+  lastInt = n;
+  return true;
+}
+
+/** Skips one JSON value at `p`, validating it strictly; says what kind it was. */
+function value(depth: number): V {
+  if (p >= e) return V.Bad;
+  const c = b[p]!;
+  if (c === QUOTE) return string();
+  if (c === LBRACE) {
+    if (depth >= MAX_DEPTH) return V.Bad;
+    p++;
+    ws();
+    if (p < e && b[p] === RBRACE) {
+      p++;
+      return V.Other;
+    }
+    for (;;) {
+      if (p >= e || b[p] !== QUOTE || string() === V.Bad) return V.Bad;
+      ws();
+      if (p >= e || b[p] !== COLON) return V.Bad;
+      p++;
+      ws();
+      if (value(depth + 1) === V.Bad) return V.Bad;
+      ws();
+      if (p >= e) return V.Bad;
+      if (b[p] === COMMA) {
+        p++;
+        ws();
+        continue;
+      }
+      if (b[p] === RBRACE) {
+        p++;
+        return V.Other;
+      }
+      return V.Bad;
+    }
+  }
+  if (c === LBRACKET) {
+    if (depth >= MAX_DEPTH) return V.Bad;
+    p++;
+    ws();
+    if (p < e && b[p] === RBRACKET) {
+      p++;
+      return V.EmptyArray;
+    }
+    for (;;) {
+      if (value(depth + 1) === V.Bad) return V.Bad;
+      ws();
+      if (p >= e) return V.Bad;
+      if (b[p] === COMMA) {
+        p++;
+        ws();
+        continue;
+      }
+      if (b[p] === RBRACKET) {
+        p++;
+        return V.Other;
+      }
+      return V.Bad;
+    }
+  }
+  if (c === 0x6e) return literal(NULL) ? V.Null : V.Bad;
+  if (c === 0x74) return literal(TRUE) ? V.Other : V.Bad;
+  if (c === 0x66) return literal(FALSE) ? V.Other : V.Bad;
+  return number() ? V.Other : V.Bad;
+}
+
+const NULL = Buffer.from('null');
+const TRUE = Buffer.from('true');
+const FALSE = Buffer.from('false');
+
+function literal(word: Buffer): boolean {
+  if (e - p < word.length) return false;
+  for (let i = 0; i < word.length; i++) if (b[p + i] !== word[i]) return false;
+  p += word.length;
+  return true;
+}
+
+/** A string at `p` (strict: valid escapes only, no raw control characters). */
+function string(): V {
+  // Locals in the byte loop: the module-level cursor is written back once.
+  const buf = b;
+  const end = e;
+  const s = p + 1;
+  let q = s;
+  for (;;) {
+    if (q >= end) return V.Bad;
+    const c = buf[q]!;
+    if (c === QUOTE) break;
+    if (c < 0x20) return V.Bad;
+    if (c === BACKSLASH) {
+      if (q + 1 >= end) return V.Bad;
+      const n = buf[q + 1];
+      if (n === 0x75) {
+        if (q + 5 >= end) return V.Bad;
+        for (let i = 2; i < 6; i++) if (!isHex(buf[q + i])) return V.Bad;
+        q += 6;
+        continue;
+      }
+      if (n !== QUOTE && n !== BACKSLASH && n !== 0x2f && n !== 0x62 && n !== 0x66 && n !== 0x6e && n !== 0x72 && n !== 0x74) return V.Bad;
+      q += 2;
+      continue;
+    }
+    q++;
+  }
+  p = q + 1;
+  return q === s ? V.EmptyString : V.String;
+}
+
+function isHex(c: number | undefined): boolean {
+  return c !== undefined && ((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66));
+}
+
+/** -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
+function number(): boolean {
+  if (b[p] === 0x2d) p++;
+  if (p >= e) return false;
+  if (b[p] === 0x30) p++;
+  else if (!digits()) return false;
+  if (p < e && b[p] === 0x2e) {
+    p++;
+    if (!digits()) return false;
+  }
+  if (p < e && (b[p] === 0x65 || b[p] === 0x45)) {
+    p++;
+    if (p < e && (b[p] === 0x2b || b[p] === 0x2d)) p++;
+    if (!digits()) return false;
+  }
+  return true;
+}
+
+function digits(): boolean {
+  const buf = b;
+  const end = e;
+  const s = p;
+  let q = s;
+  while (q < end) {
+    const c = buf[q]!;
+    if (c < 0x30 || c > 0x39) break;
+    q++;
+  }
+  p = q;
+  return q > s;
+}

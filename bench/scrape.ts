@@ -5,9 +5,9 @@
  * native too, each fed 200 requests. Prints CPU ms and bytes per scrape for the text exposition
  * (what every scraper got before) and the protobuf one (classic + native buckets), and the cost
  * of one observation: prom-client's Histogram, the classic series RequestMetrics records into
- * (histogram.ts), the native series, and a whole
- * RequestMetrics.record (both, plus counters and SLO judging). Medians of BENCH_ROUNDS
- * (default 7) rounds. The proxy thread does none of this: it hands records over, unchanged.
+ * (histogram.ts), the native series, and a whole RequestMetrics.record (both kinds, counters
+ * and SLO judging). Medians of BENCH_ROUNDS (default 7) rounds. The proxy thread does none of
+ * this: it hands records over, unchanged.
  */
 import { Histogram, Registry } from 'prom-client';
 import { SeriesHistogram } from '../src/metrics/histogram.js';

@@ -49,6 +49,11 @@ export interface Config {
   collectorGpu: boolean;
   collectorEngine: boolean;
   collectorHost: boolean;
+  /** Native histograms: growth factor per bucket (schema = the largest whose base does not exceed it). */
+  nativeHistogramBucketFactor: number;
+  nativeHistogramMaxBuckets: number;
+  /** Seconds a native series must have lived before the bucket limit may reset it (0: never). */
+  nativeHistogramMinResetDuration: number;
   configFile: string | null;
   buckets: Record<BucketSet, number[]>;
   slos: SloConfig;
@@ -92,7 +97,16 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'collectorGpu', flag: '--no-collector.gpu', help: 'turn the GPU (nvidia-smi) collector off', default: 'true', parse: parseBool },
   { key: 'collectorEngine', flag: '--no-collector.engine', help: 'turn the engine /metrics collector off', default: 'true', parse: parseBool },
   { key: 'collectorHost', flag: '--no-collector.host', help: 'turn the host collector off', default: 'true', parse: parseBool },
+  { key: 'nativeHistogramBucketFactor', flag: '--native-histogram-bucket-factor <factor>', help: 'native histograms: largest growth from one bucket to the next (1.1 = schema 3, buckets at most 9% wide)', default: '1.1', parse: parseBucketFactor },
+  { key: 'nativeHistogramMaxBuckets', flag: '--native-histogram-max-buckets <n>', help: 'native histograms: most buckets per series; past it a series resets, widens its zero bucket or halves its resolution', default: '160', parse: parsePositiveInt },
+  { key: 'nativeHistogramMinResetDuration', flag: '--native-histogram-min-reset-duration <duration>', help: 'native histograms: a series over its bucket limit resets only after living this long (0 = never reset)', default: '1h', parse: parseDuration },
 ];
+
+function parseBucketFactor(value: string): number {
+  const f = Number(value.trim());
+  if (!(f > 1) || !Number.isFinite(f)) throw new Error(`expected a number above 1 such as 1.1, got "${value}"`);
+  return f;
+}
 
 export function envName(spec: OptionSpec): string {
   const long = spec.flag.split(' ')[0]!.replace(/^--(no-)?/, '');

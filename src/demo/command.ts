@@ -11,9 +11,10 @@ import { resolveConfig } from '../config.js';
 import { startInfermeter } from '../main.js';
 import { startSimulator } from '../sim/index.js';
 import { runLoad } from '../sim/load.js';
-import { parsePrometheusText, sumSamples, type Sample } from '../lib/prom-text.js';
+import { sumSamples, type Sample } from '../lib/prom-text.js';
 import { parseDuration, parseList } from '../lib/parse.js';
-import { cumulativeBuckets, quantileOfDelta } from './buckets.js';
+import { decodeMetricFamilies, PROTOBUF_CONTENT_TYPE, type DecodedFamily } from '../metrics/exposition-proto.js';
+import { nativeCounts, nativeQuantileOfDelta } from './native-quantile.js';
 
 const FAKE_NVIDIA_SMI = fileURLToPath(new URL('../../../bin/fake-nvidia-smi', import.meta.url));
 
@@ -75,7 +76,7 @@ async function runDemo(o: DemoOptions): Promise<void> {
   process.once('SIGINT', () => void stop(0));
   process.once('SIGTERM', () => void stop(0));
 
-  let before: Sample[] = [];
+  let before: DecodedFamily[] = [];
   let rate = rates[0]!;
   const summary = setInterval(() => void printSummary(metrics, before, every, rate).then((s) => (before = s)).catch(() => undefined), every * 1000);
   summary.unref();
@@ -87,17 +88,36 @@ async function runDemo(o: DemoOptions): Promise<void> {
   }
 }
 
-async function printSummary(url: string, before: Sample[], seconds: number, rate: number): Promise<Sample[]> {
-  const now = parsePrometheusText(await (await request(url)).body.text()).samples;
-  const reqs = sumSamples(now, 'infermeter_requests_total') - sumSamples(before, 'infermeter_requests_total');
-  const q = (name: string, p: number) => quantileOfDelta(p, cumulativeBuckets(now, name), cumulativeBuckets(before, name));
+/**
+ * The live line. Percentiles come from the native histograms (the protobuf exposition, as a
+ * Prometheus with native histograms scrapes it), never from classic-bucket interpolation.
+ */
+async function printSummary(url: string, before: DecodedFamily[], seconds: number, rate: number): Promise<DecodedFamily[]> {
+  const res = await request(url, { headers: { accept: PROTOBUF_CONTENT_TYPE } });
+  const now = decodeMetricFamilies(new Uint8Array(await res.body.arrayBuffer()));
+  const samples = samplesOf(now);
+  const reqs = sumSamples(samples, 'infermeter_requests_total') - sumSamples(samplesOf(before), 'infermeter_requests_total');
+  const q = (name: string, p: number) => nativeQuantileOfDelta(p, nativeCounts(now, name), nativeCounts(before, name));
   const ms = (v: number | null) => (v === null ? '   -' : `${(v * 1000).toFixed(0).padStart(4)}`);
   const ttft = 'gen_ai_server_time_to_first_token_seconds';
   const tpot = 'gen_ai_server_time_per_output_token_seconds';
-  const kv = sumSamples(now, 'infermeter_engine_kv_cache_usage_ratio');
-  const gpu = now.filter((s) => s.name === 'infermeter_gpu_sm_utilization_ratio').map((s) => `${(s.value * 100).toFixed(0)}%`).join('/') || '-';
+  const kv = sumSamples(samples, 'infermeter_engine_kv_cache_usage_ratio');
+  const gpu = samples.filter((s) => s.name === 'infermeter_gpu_sm_utilization_ratio').map((s) => `${(s.value * 100).toFixed(0)}%`).join('/') || '-';
   console.log(
     `[${new Date().toISOString().slice(11, 19)}] offered ${rate} req/s | done ${(reqs / seconds).toFixed(1)} req/s | TTFT p50/p99 ${ms(q(ttft, 0.5))}/${ms(q(ttft, 0.99))} ms | TPOT p50/p99 ${ms(q(tpot, 0.5))}/${ms(q(tpot, 0.99))} ms | KV ${(kv * 100).toFixed(0)}% | GPU sm ${gpu}`,
   );
   return now;
+}
+
+/** Counter and gauge values of decoded families, as text-format samples. */
+function samplesOf(families: readonly DecodedFamily[]): Sample[] {
+  const out: Sample[] = [];
+  for (const f of families) {
+    for (const m of f.metric) {
+      const value = m.counter?.value ?? m.gauge?.value;
+      if (value === undefined) continue;
+      out.push({ name: f.name, labels: Object.fromEntries((m.label ?? []).map((p) => [p.name, p.value])), value });
+    }
+  }
+  return out;
 }

@@ -9,12 +9,21 @@ import { ConfigError } from '../errors.js';
 export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json', 'grpc'] as const;
 export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
 
+/**
+ * OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION (OTLP exporter spec). The JS
+ * exporters do not read it themselves, so infermeter does: exponential histograms are the
+ * OTLP counterpart of Prometheus native histograms.
+ */
+export const HISTOGRAM_AGGREGATIONS = ['explicit_bucket_histogram', 'base2_exponential_bucket_histogram'] as const;
+export type HistogramAggregation = (typeof HISTOGRAM_AGGREGATIONS)[number];
+
 export interface OtlpSettings {
   protocol: OtlpProtocol;
   /** Where metrics go (the URL handed to the exporter). */
   endpoint: string;
   intervalMs: number;
   timeoutMs: number;
+  histogramAggregation: HistogramAggregation;
 }
 
 /** The SDK defaults (OpenTelemetry SDK environment variable spec). */
@@ -38,7 +47,17 @@ export function otlpSettings(env: NodeJS.ProcessEnv): OtlpSettings | null {
   const intervalMs = millis(env, 'OTEL_METRIC_EXPORT_INTERVAL', DEFAULT_INTERVAL_MS);
   // The periodic reader refuses a timeout longer than its interval.
   const timeoutMs = Math.min(millis(env, 'OTEL_METRIC_EXPORT_TIMEOUT', DEFAULT_TIMEOUT_MS), intervalMs);
-  return { protocol, endpoint: endpointFor(env, protocol), intervalMs, timeoutMs };
+  return { protocol, endpoint: endpointFor(env, protocol), intervalMs, timeoutMs, histogramAggregation: histogramAggregationFrom(env) };
+}
+
+function histogramAggregationFrom(env: NodeJS.ProcessEnv): HistogramAggregation {
+  const name = 'OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION';
+  const v = value(env, name)?.toLowerCase();
+  if (v === undefined) return 'explicit_bucket_histogram';
+  if (!(HISTOGRAM_AGGREGATIONS as readonly string[]).includes(v)) {
+    throw new ConfigError(`env ${name}`, `expected one of ${HISTOGRAM_AGGREGATIONS.join(', ')}, got "${env[name]}"`);
+  }
+  return v as HistogramAggregation;
 }
 
 function protocolFrom(env: NodeJS.ProcessEnv): OtlpProtocol {

@@ -24,7 +24,7 @@ export function startOtlp(config: Config, log: Logger, modelLabel: (model: strin
   // process.env: the exporter reads its endpoint, headers and TLS files from there too.
   const settings = otlpSettings(process.env);
   if (!settings) return null;
-  log.info({ endpoint: settings.endpoint, protocol: settings.protocol, intervalMs: settings.intervalMs }, 'OTLP metrics export on');
+  log.info({ endpoint: settings.endpoint, protocol: settings.protocol, intervalMs: settings.intervalMs, histograms: settings.histogramAggregation }, 'OTLP metrics export on');
   let recorder: OtlpRecorder | null = null;
   let pending: RecordBatch[] | null = [];
   const ready = import('./otlp.js').then(

@@ -19,7 +19,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { BucketSet } from './catalog.js';
 import { createExporter } from './otlp-export.js';
-import type { OtlpSettings } from './otlp-env.js';
+import type { HistogramAggregation, OtlpSettings } from './otlp-env.js';
 import { ATTR, OTLP_INSTRUMENTS, instrumentSpec, type InstrumentKey } from './otlp-instruments.js';
 import { tpotSeconds, type RecordBatch, type RequestRecord } from './record.js';
 import { judge } from '../slo/judge.js';
@@ -39,6 +39,8 @@ export interface OtlpOptions {
   exporter: PushMetricExporter;
   intervalMs: number;
   timeoutMs: number;
+  /** Explicit buckets (the Prometheus ones) unless the environment asks for exponential. */
+  histogramAggregation?: HistogramAggregation;
   /** Overrides the defaults; OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES override both. */
   resource?: Record<string, string>;
 }
@@ -53,6 +55,7 @@ export function createOtlpRecorder(config: Config, log: Logger, modelLabel: (m: 
     exporter: createExporter(settings, log),
     intervalMs: settings.intervalMs,
     timeoutMs: settings.timeoutMs,
+    histogramAggregation: settings.histogramAggregation,
     // Distinct per daemon, so totals from many infermeters never merge into one series.
     resource: { 'service.instance.id': `${hostname()}:${config.listen.port}` },
   });
@@ -69,7 +72,7 @@ export class OtlpRecorder {
 
   constructor(private readonly opts: OtlpOptions) {
     const reader = new PeriodicExportingMetricReader({ exporter: opts.exporter, exportIntervalMillis: opts.intervalMs, exportTimeoutMillis: opts.timeoutMs });
-    this.provider = new MeterProvider({ resource: buildResource(opts.resource ?? {}), views: bucketViews(opts.buckets), readers: [reader] });
+    this.provider = new MeterProvider({ resource: buildResource(opts.resource ?? {}), views: bucketViews(opts.buckets, opts.histogramAggregation), readers: [reader] });
     const meter = this.provider.getMeter('infermeter', PACKAGE_VERSION);
     const histogram = (k: InstrumentKey) => {
       const s = instrumentSpec(k);
@@ -156,15 +159,23 @@ export class OtlpRecorder {
   }
 }
 
-/** Histogram boundaries equal to the Prometheus ones (config.buckets, SLO thresholds included). */
-export function bucketViews(buckets: Record<BucketSet, number[]>): ViewOptions[] {
+/** The most buckets an exponential histogram keeps, as the native ones on /metrics. */
+export const EXPONENTIAL_MAX_SIZE = 160;
+
+/**
+ * Histogram boundaries equal to the Prometheus ones (config.buckets, SLO thresholds included),
+ * or base-2 exponential histograms of at most 160 buckets (the SDK lowers the scale to fit).
+ */
+export function bucketViews(buckets: Record<BucketSet, number[]>, aggregation: HistogramAggregation = 'explicit_bucket_histogram'): ViewOptions[] {
   const views: ViewOptions[] = [];
   for (const key of Object.keys(OTLP_INSTRUMENTS) as InstrumentKey[]) {
     const spec = instrumentSpec(key);
     if (spec.type !== 'histogram' || !spec.buckets) continue;
     views.push({
       instrumentName: spec.name,
-      aggregation: { type: AggregationType.EXPLICIT_BUCKET_HISTOGRAM, options: { boundaries: [...buckets[spec.buckets]], recordMinMax: true } },
+      aggregation: aggregation === 'base2_exponential_bucket_histogram'
+        ? { type: AggregationType.EXPONENTIAL_HISTOGRAM, options: { maxSize: EXPONENTIAL_MAX_SIZE, recordMinMax: true } }
+        : { type: AggregationType.EXPLICIT_BUCKET_HISTOGRAM, options: { boundaries: [...buckets[spec.buckets]], recordMinMax: true } },
     });
   }
   return views;

@@ -4,10 +4,13 @@
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { REQUEST_METRICS, type BucketSet, type MetricDef } from './catalog.js';
-import { SeriesHistogram } from './histogram.js';
+import { SeriesHistogram, type HistogramSeries } from './histogram.js';
 import { tpotSeconds, type RecordBatch, type RequestRecord } from './record.js';
 import { judge } from '../slo/judge.js';
 import { SLO_NAMES, thresholdsFor, type SloConfig } from '../slo/config.js';
+import { DEFAULT_NATIVE, schemaForFactor, type NativeOptions, type NativeSeries } from './native.js';
+import { attachNativeHistograms, NativeHistograms } from './native-store.js';
+import type { Config } from '../config.js';
 
 type Def = (typeof REQUEST_METRICS)[number];
 type ByName<N extends Def['name']> = Extract<Def, { name: N }>;
@@ -28,6 +31,29 @@ export function gauge(registry: Registry, d: MetricDef): Gauge {
 
 const GENERATION_OPERATIONS = new Set(['chat', 'text_completion']);
 
+/** The latency histograms that are native too (token counts stay classic only). */
+type NativeKey = 'ttft' | 'ttfo' | 'tpot' | 'e2e' | 'chunk';
+
+/** client_golang's default factor: schema 3, buckets at most 9% wide. */
+export const DEFAULT_BUCKET_FACTOR = 1.1;
+
+export function nativeOptions(bucketFactor = DEFAULT_BUCKET_FACTOR, overrides: Partial<NativeOptions> = {}): NativeOptions {
+  return { ...DEFAULT_NATIVE, schema: schemaForFactor(bucketFactor), ...overrides };
+}
+
+/** The native-histogram flags of a resolved config, as RequestMetrics takes them. */
+export function nativeOptionsFrom(config: Pick<Config, 'nativeHistogramBucketFactor' | 'nativeHistogramMaxBuckets' | 'nativeHistogramMinResetDuration'>): NativeOptions {
+  return nativeOptions(config.nativeHistogramBucketFactor, { maxBuckets: config.nativeHistogramMaxBuckets, minResetSeconds: config.nativeHistogramMinResetDuration });
+}
+
+/** Everything one (operation, model) pair records into, resolved once: labels, classic and native series. */
+interface Bound {
+  labels: Record<string, string>;
+  /** Made on first observation, so that a series appears in /metrics only once it has data. */
+  latency: Partial<Record<NativeKey, HistogramSeries>>;
+  native: Record<NativeKey, NativeSeries>;
+}
+
 export class RequestMetrics {
   private readonly ttft: SeriesHistogram;
   private readonly ttfo: SeriesHistogram;
@@ -43,6 +69,9 @@ export class RequestMetrics {
   private readonly slo: Counter;
   private readonly goodput: Counter;
   private readonly judged: Counter;
+  private readonly natives: NativeHistograms;
+  /** operation → model label → Bound: no label object or key string per request once seen. */
+  private readonly bound = new Map<string, Map<string, Bound>>();
 
   constructor(
     registry: Registry,
@@ -50,7 +79,10 @@ export class RequestMetrics {
     private readonly provider: string,
     private readonly slos: SloConfig,
     private readonly modelLabel: (model: string) => string,
+    native: NativeOptions = nativeOptions(),
   ) {
+    this.natives = new NativeHistograms(native);
+    attachNativeHistograms(registry, this.natives);
     this.ttft = histogram(registry, def('gen_ai_server_time_to_first_token_seconds'), buckets);
     this.ttfo = histogram(registry, def('infermeter_time_to_first_output_seconds'), buckets);
     this.tpot = histogram(registry, def('gen_ai_server_time_per_output_token_seconds'), buckets);
@@ -96,17 +128,50 @@ export class RequestMetrics {
     for (const r of batch.records) this.record(r);
   }
 
+  private bind(operation: string, model: string): Bound {
+    let byModel = this.bound.get(operation);
+    if (!byModel) this.bound.set(operation, (byModel = new Map()));
+    let b = byModel.get(model);
+    if (!b) {
+      const labels = { gen_ai_operation_name: operation, gen_ai_provider_name: this.provider, gen_ai_request_model: model };
+      const series = (name: Def['name']) => this.natives.series(name, labels);
+      b = {
+        labels,
+        latency: {},
+        native: {
+          ttft: series('gen_ai_server_time_to_first_token_seconds'),
+          ttfo: series('infermeter_time_to_first_output_seconds'),
+          tpot: series('gen_ai_server_time_per_output_token_seconds'),
+          e2e: series('gen_ai_server_request_duration_seconds'),
+          chunk: series('infermeter_inter_chunk_latency_seconds'),
+        },
+      };
+      byModel.set(model, b);
+    }
+    return b;
+  }
+
+  private observe(b: Bound, key: NativeKey, value: number): void {
+    (b.latency[key] ??= this[key].labels(b.labels)).observe(value);
+    b.native[key].observe(value);
+  }
+
   record(r: RequestRecord): void {
     const model = this.modelLabel(r.model);
-    const labels = { gen_ai_operation_name: r.operation, gen_ai_provider_name: this.provider, gen_ai_request_model: model };
+    const bound = this.bind(r.operation, model);
+    const labels = bound.labels;
     this.requests.inc({ ...labels, route: r.route, outcome: r.outcome });
     if (r.meteringFailure) this.meteringFailures.inc({ reason: r.meteringFailure });
     if (!GENERATION_OPERATIONS.has(r.operation)) return;
 
     if (r.chunkGaps) {
-      // One series lookup per record, not per gap: a stream brings dozens of gaps.
-      const series = this.chunk.labels(labels);
-      for (const gap of r.chunkGaps) series.observe(gap);
+      // Both series resolved once per record, not per gap: a stream brings dozens.
+      const classic = (bound.latency.chunk ??= this.chunk.labels(bound.labels));
+      const native = bound.native.chunk;
+      for (const gap of r.chunkGaps) {
+        classic.observe(gap);
+        native.observe(gap);
+      }
     }
     if (r.inputTokens > 0) this.tokens.inc({ ...labels, gen_ai_token_type: 'input' }, r.inputTokens);
     if (r.outputTokens > 0) this.tokens.inc({ ...labels, gen_ai_token_type: 'output' }, r.outputTokens);
@@ -115,11 +180,12 @@ export class RequestMetrics {
     if (r.outcome === 'ok' && !r.meteringFailure) {
       if (r.inputTokens > 0) this.tokenUsage.observe({ ...labels, gen_ai_token_type: 'input' }, r.inputTokens);
       if (r.outputTokens > 0) this.tokenUsage.observe({ ...labels, gen_ai_token_type: 'output' }, r.outputTokens);
-      if (r.e2e >= 0) this.e2e.observe(labels, r.e2e);
-      if (r.ttft >= 0) this.ttft.observe(labels, r.ttft);
-      if (r.ttfo >= 0) this.ttfo.observe(labels, r.ttfo);
+      // One measurement, two histograms: the classic buckets and the native ones.
+      if (r.e2e >= 0) this.observe(bound, 'e2e', r.e2e);
+      if (r.ttft >= 0) this.observe(bound, 'ttft', r.ttft);
+      if (r.ttfo >= 0) this.observe(bound, 'ttfo', r.ttfo);
       const tpot = tpotSeconds(r);
-      if (tpot >= 0) this.tpot.observe(labels, tpot);
+      if (tpot >= 0) this.observe(bound, 'tpot', tpot);
     }
 
     const verdicts = judge(this.slos, model, r);

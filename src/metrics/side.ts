@@ -11,12 +11,14 @@ import type { Config } from '../config.js';
 import { CollectorRunner } from '../collectors/runner.js';
 import { COLLECTORS } from '../collectors/index.js';
 import { ModelLabels } from './models.js';
-import { RequestMetrics } from './prometheus.js';
+import { RequestMetrics, nativeOptionsFrom } from './prometheus.js';
 import { startOtlp, type OtlpHook } from './otlp-start.js';
 import type { RecordBatch, RequestRecord, WireBatch } from './record.js';
 import { decodeRecords } from './record-codec.js';
 import { ROUTE_LABELS, routeByLabel } from '../proxy/routes.js';
 import { ProxyLoopMetrics } from '../collectors/host/proxy-loop.js';
+import { chooseExposition } from './negotiate.js';
+import { encodeRegistry, PROTOBUF_CONTENT_TYPE } from './exposition-proto.js';
 
 export class MetricsSide {
   readonly registry = new Registry();
@@ -34,7 +36,7 @@ export class MetricsSide {
     private readonly log: Logger,
   ) {
     this.models = new ModelLabels({ allowlist: config.models, upstream: config.upstream, refreshSeconds: config.modelsRefresh, log });
-    this.requests = new RequestMetrics(this.registry, config.buckets, config.engine, config.slos, (m) => this.models.label(m));
+    this.requests = new RequestMetrics(this.registry, config.buckets, config.engine, config.slos, (m) => this.models.label(m), nativeOptionsFrom(config));
     this.collectors = new CollectorRunner(this.registry, config, log);
     this.proxyLoop = new ProxyLoopMetrics(this.registry);
     this.otlp = startOtlp(config, log, (m) => this.models.label(m));
@@ -115,8 +117,11 @@ export class MetricsSide {
     }
     if (path === '/metrics') {
       try {
-        const body = await this.registry.metrics();
-        res.writeHead(200, { 'content-type': this.registry.contentType }).end(method === 'HEAD' ? undefined : body);
+        // Native histograms travel only in the protobuf exposition (see negotiate.ts).
+        const proto = chooseExposition(res.req.headers.accept) === 'protobuf';
+        const body = proto ? await encodeRegistry(this.registry) : await this.registry.metrics();
+        const type = proto ? PROTOBUF_CONTENT_TYPE : this.registry.contentType;
+        res.writeHead(200, { 'content-type': type, vary: 'Accept' }).end(method === 'HEAD' ? undefined : body);
       } catch (err) {
         this.log.error({ err: (err as Error).message }, 'rendering /metrics failed');
         res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics rendering failed\n');

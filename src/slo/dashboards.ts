@@ -8,6 +8,7 @@ import type { SloConfig } from './config.js';
 import { dashboardJson, datasourceVariable, labelVariable, type DashboardSpec, type PanelSpec } from './dashboards-kit.js';
 import { M } from './names.js';
 import { errorBudget } from './rules-slo.js';
+import { classicQuantile, latencyQuantile } from './quantile.js';
 
 const RI = '$__rate_interval';
 const INSTANCE = 'instance=~"$instance"';
@@ -23,8 +24,9 @@ function guardedRatio(num: string, den: string): string {
   return `(\n  ${num}\n  or\n  0 * ${den}\n)\n/\n(${den} > 0)`;
 }
 
+/** Native histogram where Prometheus has it, classic buckets otherwise (quantile.ts). */
 function quantile(q: number, histogram: string, by: string, sel: string): string {
-  return `histogram_quantile(${q}, sum by (${by}) (rate(${histogram}_bucket{${sel}}[${RI}])))`;
+  return latencyQuantile(q, histogram, by, sel, RI);
 }
 
 function latencyPanel(title: string, histogram: string, slo: string, description: string, w = 8): PanelSpec {
@@ -35,7 +37,7 @@ function latencyPanel(title: string, histogram: string, slo: string, description
     w,
     targets: [
       ...[0.5, 0.95, 0.99].map((q) => ({
-        expr: quantile(q, histogram, 'le, gen_ai_request_model', REQ),
+        expr: quantile(q, histogram, 'gen_ai_request_model', REQ),
         legend: `P${Math.round(q * 100)} {{gen_ai_request_model}}`,
       })),
       ...(slo ? [{ expr: `max by (gen_ai_request_model) (${M.sloThreshold}{${INSTANCE}, slo="${slo}"})`, legend: 'threshold {{gen_ai_request_model}}' }] : []),
@@ -61,7 +63,7 @@ function whyIsP99Slow(): PanelSpec[] {
   const common = { w: 24, h: 6 };
   return [
     { ...common, title: 'TTFT P99 by model', unit: 's', description: 'The symptom: time to first token, 99th percentile.',
-      targets: [{ expr: quantile(0.99, M.ttft, 'le, gen_ai_request_model', REQ), legend: 'P99 {{gen_ai_request_model}}' }] },
+      targets: [{ expr: quantile(0.99, M.ttft, 'gen_ai_request_model', REQ), legend: 'P99 {{gen_ai_request_model}}' }] },
     { ...common, title: 'KV-cache usage', unit: 'percentunit', min: 0, max: 1, thresholds: [[0.95, 'red']],
       description: 'Near 100% the engine cannot admit new sequences: requests wait and running ones get preempted.',
       targets: [{ expr: `max by (instance, engine) (${M.kvCache}{${INSTANCE}})`, legend: '{{instance}} {{engine}}' }] },
@@ -95,7 +97,7 @@ function overview(slos: SloConfig): DashboardSpec {
         latencyPanel('Time per output token', M.tpot, 'tpot', 'TPOT: (E2E - TTFT) / (output tokens - 1).'),
         latencyPanel('End-to-end latency', M.e2e, 'e2e', 'E2E: last byte of the response minus request receipt.'),
         { title: 'Inter-chunk latency P99', unit: 's', w: 24, h: 6, description: 'Gap between consecutive token-bearing chunks, 99th percentile.',
-          targets: [{ expr: quantile(0.99, M.chunk, 'le, gen_ai_request_model', REQ), legend: 'P99 {{gen_ai_request_model}}' }] },
+          targets: [{ expr: quantile(0.99, M.chunk, 'gen_ai_request_model', REQ), legend: 'P99 {{gen_ai_request_model}}' }] },
       ] },
       { title: 'Traffic', panels: [
         { title: 'Requests per second', unit: 'reqps', w: 6, description: 'Every forwarded request, by model.',
@@ -223,10 +225,10 @@ function engine(): DashboardSpec {
         { title: 'TTFT P50 and P99: engine vs proxy', unit: 's', w: 24, h: 9,
           description: 'The engine measures from when it received the request; the proxy from when it did. The gap is network, proxy and HTTP queueing in front of the engine.',
           targets: [
-            { expr: quantile(0.99, M.engineTtft, 'le, instance', INSTANCE), legend: 'engine P99 {{instance}}' },
-            { expr: quantile(0.99, M.ttft, 'le, instance', REQ), legend: 'proxy P99 {{instance}}' },
-            { expr: quantile(0.5, M.engineTtft, 'le, instance', INSTANCE), legend: 'engine P50 {{instance}}' },
-            { expr: quantile(0.5, M.ttft, 'le, instance', REQ), legend: 'proxy P50 {{instance}}' },
+            { expr: classicQuantile(0.99, M.engineTtft, 'instance', INSTANCE, RI), legend: 'engine P99 {{instance}}' },
+            { expr: quantile(0.99, M.ttft, 'instance', REQ), legend: 'proxy P99 {{instance}}' },
+            { expr: classicQuantile(0.5, M.engineTtft, 'instance', INSTANCE, RI), legend: 'engine P50 {{instance}}' },
+            { expr: quantile(0.5, M.ttft, 'instance', REQ), legend: 'proxy P50 {{instance}}' },
           ] },
       ] },
       { title: 'Collector', panels: [

@@ -8,7 +8,8 @@
  * requests but no bad ones the ratio is 0, not missing (dashboards show a flat line).
  */
 import { SLO_NAMES, type SloConfig, type SloName } from './config.js';
-import { M, SLO_HISTOGRAM } from './names.js';
+import { M, SLO_HISTOGRAM, UPSTREAM_FAILURE_OUTCOMES } from './names.js';
+import { latencyQuantile } from './quantile.js';
 import type { Rule } from './rules-types.js';
 import { STANDARD_WINDOWS, type WindowScale } from './windows.js';
 
@@ -56,7 +57,7 @@ export function quantileRules(slos: SloConfig, scale: WindowScale): Rule[] {
     for (const q of QUANTILES) {
       rules.push({
         record: quantileRecord(slo, q, scale),
-        expr: `histogram_quantile(${q}, sum by (le, gen_ai_request_model) (rate(${SLO_HISTOGRAM[slo]}_bucket[${scale(QUANTILE_WINDOW)}])))`,
+        expr: latencyQuantile(q, SLO_HISTOGRAM[slo], 'gen_ai_request_model', '', scale(QUANTILE_WINDOW)),
       });
     }
   }
@@ -96,35 +97,41 @@ export function burnRateAlerts(slos: SloConfig, scale: WindowScale): Rule[] {
   return rules;
 }
 
+/** P99 above the threshold ⇔ more than 1% of the requests slower than it. */
+const P99_SLOW_FRACTION = 0.01;
+
 /**
- * One alert per SLO: the per-model P99 above that model's threshold. Thresholds are
- * written into the expression from the config (a model's own over the default), so the
- * alert does not depend on a scraped threshold gauge.
+ * One alert per SLO: the per-model P99 above that model's threshold, decided exactly. P99 > T
+ * exactly when more than 1% of requests took longer than T, and the SLO counters count those
+ * requests one by one (each model judged against its own threshold), so no histogram and no
+ * interpolation is involved: the alert is as exact with native histograms (whose buckets do
+ * not fall on T) as with classic ones. Failed requests are judged bad on every SLO; they are
+ * taken out of both sides so that this alert, like the quantile it names, is about the
+ * latency of the requests that completed. The summary quotes the recorded P99.
  */
 export function p99Alerts(slos: SloConfig, scale: WindowScale): Rule[] {
   const rules: Rule[] = [];
-  const models = Object.keys(slos.models).sort();
+  const w = scale(QUANTILE_WINDOW);
+  const by = 'sum by (gen_ai_request_model)';
+  const failedSel = `gen_ai_operation_name=~"chat|text_completion", outcome=~"${UPSTREAM_FAILURE_OUTCOMES.join('|')}"`;
   for (const slo of configuredSlos(slos)) {
+    const judged = `${by} (rate(${M.sloRequests}{slo="${slo}"}[${w}]))`;
+    const bad = `${by} (rate(${M.sloRequests}{slo="${slo}", result="bad"}[${w}]))`;
+    const failed = `(${by} (rate(${M.requests}{${failedSel}}[${w}])) or 0 * ${judged})`;
     const record = quantileRecord(slo, 0.99, scale);
-    const clauses: string[] = [];
-    for (const model of models) {
-      const limit = slos.models[model]![slo] ?? slos.default[slo];
-      if (limit !== undefined) clauses.push(`${record}{gen_ai_request_model=${promString(model)}} > ${limit}`);
-    }
-    const limit = slos.default[slo];
-    if (limit !== undefined) {
-      const others = models.length ? `{gen_ai_request_model!~${promString(models.map(escapeRegex).join('|'))}}` : '';
-      clauses.push(`${record}${others} > ${limit}`);
-    }
     rules.push({
       alert: `Infermeter${UPPER[slo]}P99High`,
-      expr: clauses.join('\nor\n'),
+      expr: `(\n  ${bad}\n  - on (gen_ai_request_model) ${failed}\n)\n/\n(\n  ${judged}\n  - on (gen_ai_request_model) ${failed}\n  > 0\n)\n> ${P99_SLOW_FRACTION}`,
       for: scale(P99_FOR),
       labels: { severity: 'warning', slo },
       annotations: {
-        summary: `{{ $labels.gen_ai_request_model }}: ${UPPER[slo]} P99 is {{ $value | humanizeDuration }}, above its SLO threshold`,
+        summary:
+          `{{ $labels.gen_ai_request_model }}: ${UPPER[slo]} P99 is ` +
+          `{{ with printf "${record}{gen_ai_request_model=%q}" $labels.gen_ai_request_model | query }}{{ . | first | value | humanizeDuration }}{{ end }}, ` +
+          `above its SLO threshold`,
         description:
-          `The P99 ${WHAT[slo]} of {{ $labels.gen_ai_request_model }} has been above its threshold for ${scale(P99_FOR)}. ` +
+          `{{ $value | humanizePercentage }} of the completed requests of {{ $labels.gen_ai_request_model }} took longer than its ${WHAT[slo]} threshold ` +
+          `over ${w} (more than 1%: its P99 is above the threshold), for ${scale(P99_FOR)}. ` +
           `See the overview dashboard's "why is P99 slow" row: KV-cache usage, waiting requests, GPU utilisation.`,
       },
     });
@@ -139,8 +146,4 @@ function pct(x: number): string {
 /** A PromQL double-quoted string literal (Go escaping, which JSON's is a subset of here). */
 export function promString(s: string): string {
   return JSON.stringify(s);
-}
-
-function escapeRegex(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

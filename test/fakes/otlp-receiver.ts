@@ -2,6 +2,7 @@
  * A fake OTLP/HTTP metrics receiver: a real HTTP server on loopback that accepts
  * POST /v1/metrics, decodes the protobuf body with protobufjs against the OTLP schema below
  * (the subset of opentelemetry-proto's metrics/common/resource messages that metrics use,
+ * exponential histograms included,
  * field numbers as in opentelemetry-proto v1), and keeps every request for assertions.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -41,12 +42,30 @@ message Metric {
     Gauge gauge = 5;
     Sum sum = 7;
     Histogram histogram = 9;
+    ExponentialHistogram exponential_histogram = 10;
   }
 }
 enum AggregationTemporality { AGGREGATION_TEMPORALITY_UNSPECIFIED = 0; AGGREGATION_TEMPORALITY_DELTA = 1; AGGREGATION_TEMPORALITY_CUMULATIVE = 2; }
 message Gauge { repeated NumberDataPoint data_points = 1; }
 message Sum { repeated NumberDataPoint data_points = 1; AggregationTemporality aggregation_temporality = 2; bool is_monotonic = 3; }
 message Histogram { repeated HistogramDataPoint data_points = 1; AggregationTemporality aggregation_temporality = 2; }
+message ExponentialHistogram { repeated ExponentialHistogramDataPoint data_points = 1; AggregationTemporality aggregation_temporality = 2; }
+message ExponentialHistogramDataPoint {
+  repeated KeyValue attributes = 1;
+  fixed64 start_time_unix_nano = 2;
+  fixed64 time_unix_nano = 3;
+  fixed64 count = 4;
+  optional double sum = 5;
+  sint32 scale = 6;
+  fixed64 zero_count = 7;
+  Buckets positive = 8;
+  Buckets negative = 9;
+  uint32 flags = 10;
+  optional double min = 12;
+  optional double max = 13;
+  double zero_threshold = 14;
+  message Buckets { sint32 offset = 1; repeated uint64 bucket_counts = 2; }
+}
 message NumberDataPoint {
   repeated KeyValue attributes = 7;
   fixed64 start_time_unix_nano = 2;
@@ -74,6 +93,10 @@ const REQUEST_TYPE = protobuf.parse(OTLP_METRICS_PROTO, { keepCase: false }).roo
 export interface KeyValue { key: string; value: Record<string, unknown> }
 export interface NumberPoint { attributes?: KeyValue[]; asDouble?: number; asInt?: number }
 export interface HistogramPoint { attributes?: KeyValue[]; count: number; sum?: number; bucketCounts?: number[]; explicitBounds?: number[]; min?: number; max?: number }
+export interface ExponentialPoint {
+  attributes?: KeyValue[]; count: number; sum?: number; scale?: number; zeroCount?: number; min?: number; max?: number; zeroThreshold?: number;
+  positive?: { offset?: number; bucketCounts?: number[] }; negative?: { offset?: number; bucketCounts?: number[] };
+}
 export interface DecodedMetric {
   name: string;
   description?: string;
@@ -81,6 +104,7 @@ export interface DecodedMetric {
   gauge?: { dataPoints?: NumberPoint[] };
   sum?: { dataPoints?: NumberPoint[]; aggregationTemporality?: string; isMonotonic?: boolean };
   histogram?: { dataPoints?: HistogramPoint[]; aggregationTemporality?: string };
+  exponentialHistogram?: { dataPoints?: ExponentialPoint[]; aggregationTemporality?: string };
 }
 export interface DecodedRequest {
   resourceMetrics?: { resource?: { attributes?: KeyValue[] }; scopeMetrics?: { scope?: { name?: string; version?: string }; metrics?: DecodedMetric[] }[] }[];

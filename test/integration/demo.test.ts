@@ -11,7 +11,7 @@ test('infermeter demo serves traffic and /metrics, and exits 0 on SIGINT', async
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   try {
     const deadline = Date.now() + 30_000;
-    while (!/done [1-9][0-9.]* req\/s/.test(out)) {
+    while (!/done [1-9][0-9.]* req\/s \| TTFT p50\/p99 +[0-9]+\/ *[0-9]+ ms/.test(out)) {
       assert.ok(Date.now() < deadline, `no traffic summary in time:\n${out}`);
       assert.equal(child.exitCode, null, `demo exited early:\n${out}`);
       await new Promise((r) => setTimeout(r, 200));

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { ROOT } from '../fakes/deploy-files.js';
 import { FakeOtlpReceiver } from '../fakes/otlp-receiver.js';
 import { TinyUpstream, TINY_MODEL } from '../fakes/tiny-upstream.js';
+import { decodeMetricFamilies, PROTOBUF_CONTENT_TYPE } from '../../src/metrics/exposition-proto.js';
 
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string; bin: Record<string, string> };
 const work = mkdtempSync(join(tmpdir(), 'infermeter-pack-'));
@@ -38,6 +39,7 @@ test('the tarball holds the compiled CLI and its worker, not tests or TypeScript
   assert.ok(files.has('package.json'));
   assert.ok(files.has(pkg.bin['infermeter']!), 'the bin');
   assert.ok(files.has('dist/src/metrics/worker.js'), 'the metrics worker (loaded by URL, so no import would catch its absence)');
+  assert.ok(files.has('schemas/prometheus/metrics.proto'), 'the protobuf exposition schema (read from disk when a scraper asks for protobuf)');
   for (const f of files) {
     assert.ok(!f.startsWith('dist/test/') && !f.startsWith('test/') && !f.startsWith('src/'), `${f} does not belong in the package`);
   }
@@ -55,7 +57,7 @@ test('the installed bin runs: --help and --version', () => {
   assert.equal(run('npx', ['--no', '--', 'infermeter', '--version'], app, 60_000).trim(), pkg.version);
 });
 
-test('the installed daemon proxies and pushes OTLP with production dependencies only', async () => {
+test('the installed daemon proxies, pushes OTLP and answers protobuf /metrics with production dependencies only', async () => {
   const receiver = new FakeOtlpReceiver();
   const upstream = new TinyUpstream(2);
   const otlp = await receiver.start();
@@ -65,14 +67,14 @@ test('the installed daemon proxies and pushes OTLP with production dependencies 
       '--no-collector.gpu', '--no-collector.engine', '--no-collector.host'],
     { cwd: app, env: { PATH: process.env['PATH'], OTEL_EXPORTER_OTLP_ENDPOINT: otlp, OTEL_METRIC_EXPORT_INTERVAL: '200' }, stdio: ['ignore', 'pipe', 'pipe'] });
   try {
-    const proxy = await new Promise<string>((resolve, reject) => {
+    const [proxy, metrics] = await new Promise<[string, string]>((resolve, reject) => {
       let out = '';
       let err = '';
       child.stderr.on('data', (d: Buffer) => (err += d.toString()));
       child.stdout.on('data', (d: Buffer) => {
         out += d.toString();
-        const m = /"proxy":"([^"]+)"[^\n]*"msg":"infermeter ready"/.exec(out);
-        if (m) resolve(m[1]!);
+        const m = /"proxy":"([^"]+)","metrics":"([^"]+)"[^\n]*"msg":"infermeter ready"/.exec(out);
+        if (m) resolve([m[1]!, m[2]!]);
       });
       child.once('exit', (code) => reject(new Error(`exited ${code}: ${err}${out}`)));
     });
@@ -84,6 +86,10 @@ test('the installed daemon proxies and pushes OTLP with production dependencies 
     assert.equal(res.status, 200);
     await res.text();
     await receiver.waitFor(() => receiver.latest('gen_ai.server.time_to_first_token') !== undefined, 10_000);
+    const scrape = await fetch(`http://${metrics}/metrics`, { headers: { accept: PROTOBUF_CONTENT_TYPE } });
+    assert.equal(scrape.headers.get('content-type'), PROTOBUF_CONTENT_TYPE);
+    const families = decodeMetricFamilies(new Uint8Array(await scrape.arrayBuffer()));
+    assert.ok(families.some((f) => f.name === 'gen_ai_server_time_to_first_token_seconds' && f.metric[0]?.histogram?.schema === 3));
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));

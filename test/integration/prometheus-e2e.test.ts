@@ -1,10 +1,13 @@
 /**
  * End to end, with real processes: the simulator, infermeter in front of it (fake
- * nvidia-smi, engine and host collectors on), and a real Prometheus scraping infermeter
- * every second with the generated rules loaded (test windows: 1h becomes 1m).
+ * nvidia-smi, engine and host collectors on), and a real Prometheus with native histograms
+ * on (so it scrapes the protobuf exposition) scraping infermeter every second with the
+ * generated rules loaded (test windows: 1h becomes 1m).
  * Proves: the rules load and evaluate without error; every query of every dashboard panel
- * returns data; the TTFT P99 alert stays quiet under normal load and goes pending once the
- * simulator is overloaded (requests queue for its few batch slots, so TTFT climbs).
+ * returns data, and the native half of each native-or-classic quantile does on its own; the
+ * TTFT P99 alert stays quiet under normal load and goes pending once the simulator is
+ * overloaded (requests queue for its few batch slots, so TTFT climbs). The classic half is
+ * evaluated against a classic-only Prometheus by native-histogram-accuracy.test.ts.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -104,6 +107,15 @@ test('Prometheus loads the generated rules, every dashboard query returns data, 
   assert.ok(queries.some((q) => q.file === 'infermeter-overview.json' && q.expr.includes('infermeter_gpu_dram_bandwidth_utilization_ratio')), 'DRAM bandwidth beside TPOT');
   const gpm = await prom.query(`infermeter_gpu_source_info{instance="${instance}"}`);
   assert.deepEqual(gpm.map((x) => [x.metric['source'], x.metric['gpm']]), [['nvidia-smi', 'enabled']]);
+  // Native-or-classic quantiles: the native side alone answers (this Prometheus keeps no classic buckets).
+  const nativeHalves = queries.filter((q) => q.expr.includes('\nor\nhistogram_quantile(')).map((q) => ({ ...q, expr: q.expr.split('\nor\n')[0]! }));
+  assert.ok(nativeHalves.length >= 10, `${nativeHalves.length} native quantile queries`);
+  for (const q of nativeHalves) {
+    const result = await prom.query(q.expr);
+    assert.ok(result.some((s) => Number.isFinite(Number(s.value[1]))), `native half has data: ${q.file} ${q.where}: ${q.expr}`);
+  }
+  assert.equal((await prom.query('gen_ai_server_time_to_first_token_seconds_bucket')).length, 0, 'native-only Prometheus: no classic buckets stored');
+  phase(`${nativeHalves.length} native quantile queries returned data`);
 
   for (const [label, metric] of [['instance', 'infermeter_requests_in_flight'], ['gen_ai_request_model', 'infermeter_requests_total']] as const) {
     const values = await prom.get<string[]>(`/api/v1/label/${label}/values?match[]=${encodeURIComponent(metric)}`);
@@ -181,7 +193,7 @@ async function startPrometheus(dir: string, target: string, rules: string) {
   const port = await freePort();
   const child: ChildProcess = spawn('prometheus', [
     `--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`,
-    `--web.listen-address=127.0.0.1:${port}`, '--log.level=error',
+    `--web.listen-address=127.0.0.1:${port}`, '--log.level=error', '--enable-feature=native-histograms',
   ], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));

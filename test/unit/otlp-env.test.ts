@@ -41,7 +41,7 @@ for (const env of OFF) {
 test('export interval and timeout come from OTEL_METRIC_EXPORT_*; the timeout never exceeds the interval', () => {
   assert.deepEqual(
     otlpSettings({ OTEL_METRICS_EXPORTER: 'otlp', OTEL_METRIC_EXPORT_INTERVAL: '15000', OTEL_METRIC_EXPORT_TIMEOUT: '5000' }),
-    { protocol: 'http/protobuf', endpoint: 'http://localhost:4318/v1/metrics', intervalMs: 15_000, timeoutMs: 5_000 },
+    { protocol: 'http/protobuf', endpoint: 'http://localhost:4318/v1/metrics', intervalMs: 15_000, timeoutMs: 5_000, histogramAggregation: 'explicit_bucket_histogram' },
   );
   assert.equal(otlpSettings({ OTEL_METRICS_EXPORTER: 'otlp', OTEL_METRIC_EXPORT_INTERVAL: '1000' })?.timeoutMs, 1000);
 });
@@ -55,4 +55,14 @@ test('unusable values stop startup naming the variable', () => {
   for (const [env, message] of bad) {
     assert.throws(() => otlpSettings({ ...env }), (err: unknown) => err instanceof ConfigError && message.test(err.message));
   }
+});
+
+test('histogram aggregation: explicit by default, exponential when OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION says', () => {
+  assert.equal(otlpSettings({ OTEL_METRICS_EXPORTER: 'otlp' })!.histogramAggregation, 'explicit_bucket_histogram');
+  const env = { OTEL_METRICS_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION: 'base2_exponential_bucket_histogram' };
+  assert.equal(otlpSettings(env)!.histogramAggregation, 'base2_exponential_bucket_histogram');
+  assert.throws(
+    () => otlpSettings({ OTEL_METRICS_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION: 'exponential' }),
+    (e: unknown) => e instanceof ConfigError && /OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION/.test(String(e)),
+  );
 });

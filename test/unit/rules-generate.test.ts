@@ -18,10 +18,14 @@ function alert(name: string, opts = {}): Rule[] {
   return rules(opts).filter((r) => r.alert === name);
 }
 
-test('quantile recording rules: P50/P95/P99 of TTFT, TPOT and E2E per model from buckets', () => {
+test('quantile recording rules: P50/P95/P99 of TTFT, TPOT and E2E per model, native histogram or else classic buckets', () => {
   const rec = rules().filter((r) => r.record?.includes(':p99_'));
   const ttft = rec.find((r) => r.record === 'gen_ai_request_model:gen_ai_server_time_to_first_token_seconds:p99_rate5m');
-  assert.equal(ttft?.expr, 'histogram_quantile(0.99, sum by (le, gen_ai_request_model) (rate(gen_ai_server_time_to_first_token_seconds_bucket[5m])))');
+  assert.equal(
+    ttft?.expr,
+    'histogram_quantile(0.99, sum by (gen_ai_request_model) (rate(gen_ai_server_time_to_first_token_seconds[5m])))\nor\n' +
+      'histogram_quantile(0.99, sum by (le, gen_ai_request_model) (rate(gen_ai_server_time_to_first_token_seconds_bucket[5m])))',
+  );
   for (const h of ['gen_ai_server_time_per_output_token_seconds', 'gen_ai_server_request_duration_seconds']) {
     for (const q of ['p50', 'p95', 'p99']) assert.ok(rules().some((r) => r.record === `gen_ai_request_model:${h}:${q}_rate5m`), `${h} ${q}`);
   }
@@ -49,17 +53,20 @@ test('burn-rate alerts: four tiers per configured SLO, budget is 1 - objective',
   assert.equal(alert('InfermeterTTFOErrorBudgetBurn').length, 0);
 });
 
-test('P99 alert uses each model\'s own threshold and the default for every other model', () => {
+test('P99 alert: exact, from the SLO counters (each model judged against its own threshold), failed requests taken out', () => {
   const [ttft] = alert('InfermeterTTFTP99High');
+  const judged = 'sum by (gen_ai_request_model) (rate(infermeter_slo_requests_total{slo="ttft"}[5m]))';
+  const failed = 'sum by (gen_ai_request_model) (rate(infermeter_requests_total{gen_ai_operation_name=~"chat|text_completion", outcome=~"upstream_error|stream_error|upstream_timeout|upstream_unreachable"}[5m]))';
   assert.equal(
     ttft!.expr,
-    'gen_ai_request_model:gen_ai_server_time_to_first_token_seconds:p99_rate5m{gen_ai_request_model="org/Model-1.5"} > 4\nor\n' +
-      'gen_ai_request_model:gen_ai_server_time_to_first_token_seconds:p99_rate5m{gen_ai_request_model!~"org/Model-1\\\\.5"} > 2',
+    `(\n  sum by (gen_ai_request_model) (rate(infermeter_slo_requests_total{slo="ttft", result="bad"}[5m]))\n  - on (gen_ai_request_model) (${failed} or 0 * ${judged})\n)\n` +
+      `/\n(\n  ${judged}\n  - on (gen_ai_request_model) (${failed} or 0 * ${judged})\n  > 0\n)\n> 0.01`,
   );
-  // A model's merged thresholds: its e2e is the default 60s.
-  assert.match(alert('InfermeterE2EP99High')[0]!.expr, /"org\/Model-1.5"\} > 60\n/);
-  // tpot has no default: models without their own tpot are not alerted on.
-  assert.doesNotMatch(alert('InfermeterTPOTP99High')[0]!.expr, /!~/);
+  assert.doesNotMatch(ttft!.expr, /histogram_quantile|_bucket/, 'no interpolation anywhere');
+  assert.match(ttft!.annotations!['summary']!, /p99_rate5m\{gen_ai_request_model=%q\}/, 'the summary quotes the recorded P99');
+  // One alert per configured SLO; ttfo is configured nowhere.
+  assert.equal(alert('InfermeterTPOTP99High').length, 1);
+  assert.equal(alert('InfermeterTTFOP99High').length, 0);
 });
 
 test('operational alerts are always there; without SLOs there are no SLO alerts', () => {

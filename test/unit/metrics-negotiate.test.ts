@@ -1,0 +1,21 @@
+/** Which exposition an Accept header gets (src/metrics/negotiate.ts), as real scrapers send them. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chooseExposition } from '../../src/metrics/negotiate.js';
+
+const CASES: [string | undefined, 'protobuf' | 'text', string][] = [
+  [undefined, 'text', 'no header (curl, promtool, older scrapers)'],
+  ['*/*', 'text', 'anything'],
+  ['text/plain;version=0.0.4;q=1,*/*;q=0.1', 'text', 'Prometheus 2.x without native histograms'],
+  ['application/openmetrics-text;version=1.0.0;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=1.0.0;q=0.3,text/plain;version=0.0.4;q=0.2,*/*;q=0.1', 'text', 'Prometheus 3.x default scrape protocols'],
+  ['application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3,*/*;q=0.2', 'protobuf', 'Prometheus 2.42 with --enable-feature=native-histograms'],
+  ['application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.5,application/openmetrics-text;version=1.0.0;q=0.4,*/*;q=0.1', 'protobuf', 'Prometheus 3.x with native histograms'],
+  ['application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited', 'protobuf', 'the type alone, spaced'],
+  ['application/openmetrics-text;version=1.0.0,application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.5', 'text', 'protobuf offered but text preferred'],
+  ['application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=text', 'text', 'protobuf text encoding is not served'],
+  ['application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0', 'text', 'refused with q=0'],
+];
+
+for (const [accept, want, what] of CASES) {
+  test(`${what}: ${want}`, () => assert.equal(chooseExposition(accept), want));
+}

@@ -69,7 +69,7 @@ test('protobuf answer: every family of the text answer, same type, help, labels 
   // Counters and gauges (the GPU info gauge among them): every sample, labels and value.
   for (const f of families.filter((x) => x.type === 'COUNTER' || x.type === 'GAUGE')) {
     const samples = parsed.samples.filter((s) => s.name === f.name);
-    assert.equal(f.metric.length, samples.length, f.name);
+    assert.equal(f.metric.length, samples.length, `${f.name}: ${JSON.stringify(f.metric.map(labelsOf))} vs ${JSON.stringify(samples.map((x) => x.labels))}`);
     for (const m of f.metric) {
       const labels = labelsOf(m);
       const s = samples.find((x) => JSON.stringify(Object.entries(x.labels).sort()) === JSON.stringify(Object.entries(labels).sort()));

@@ -2,9 +2,10 @@
  * Records request records into prom-client metrics built from the catalog. Runs on the
  * metrics side (worker thread), never on the proxy's event loop.
  */
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
 import { REQUEST_METRICS, type BucketSet, type MetricDef } from './catalog.js';
 import { SeriesHistogram, type HistogramSeries } from './histogram.js';
+import { SeriesCounter } from './counter.js';
 import { tpotSeconds, type RecordBatch, type RequestRecord } from './record.js';
 import { judge } from '../slo/judge.js';
 import { SLO_NAMES, thresholdsFor, type SloConfig } from '../slo/config.js';
@@ -22,8 +23,8 @@ function def<N extends Def['name']>(name: N): ByName<N> {
 export function histogram(registry: Registry, d: MetricDef, buckets: Record<BucketSet, number[]>): SeriesHistogram {
   return new SeriesHistogram(d.name, d.help, d.labels, buckets[d.buckets!], registry);
 }
-export function counter(registry: Registry, d: MetricDef): Counter {
-  return new Counter({ name: d.name, help: d.help, labelNames: [...d.labels], registers: [registry] });
+export function counter(registry: Registry, d: MetricDef): SeriesCounter {
+  return new SeriesCounter(d.name, d.help, d.labels, registry);
 }
 export function gauge(registry: Registry, d: MetricDef): Gauge {
   return new Gauge({ name: d.name, help: d.help, labelNames: [...d.labels], registers: [registry] });
@@ -61,14 +62,14 @@ export class RequestMetrics {
   private readonly e2e: SeriesHistogram;
   private readonly chunk: SeriesHistogram;
   private readonly tokenUsage: SeriesHistogram;
-  private readonly requests: Counter;
-  private readonly tokens: Counter;
-  private readonly tokenSource: Counter;
-  private readonly meteringFailures: Counter;
+  private readonly requests: SeriesCounter;
+  private readonly tokens: SeriesCounter;
+  private readonly tokenSource: SeriesCounter;
+  private readonly meteringFailures: SeriesCounter;
   private readonly inFlight: Gauge;
-  private readonly slo: Counter;
-  private readonly goodput: Counter;
-  private readonly judged: Counter;
+  private readonly slo: SeriesCounter;
+  private readonly goodput: SeriesCounter;
+  private readonly judged: SeriesCounter;
   private readonly natives: NativeHistograms;
   /** operation → model label → Bound: no label object or key string per request once seen. */
   private readonly bound = new Map<string, Map<string, Bound>>();

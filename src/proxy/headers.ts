@@ -9,7 +9,8 @@ const HOP_BY_HOP = new Set([
 ]);
 
 function connectionTokens(value: string | string[] | undefined): Set<string> | null {
-  if (!value) return null;
+  // Nearly every request and response says just one of these: no tokens to drop, nothing to allocate.
+  if (!value || value === 'keep-alive' || value === 'close' || value === 'Keep-Alive' || value === 'Close') return null;
   const text = Array.isArray(value) ? value.join(',') : value;
   const tokens = text.split(',').map((t) => t.trim().toLowerCase()).filter((t) => t && t !== 'close' && t !== 'keep-alive');
   return tokens.length ? new Set(tokens) : null;

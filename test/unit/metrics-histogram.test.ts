@@ -31,3 +31,21 @@ test('a value that is not finite is ignored, not counted', async () => {
   h.observe({ m: 'a' }, 0.5);
   assert.match(await reg.metrics(), /y_seconds_count\{m="a"\} 1\n/);
 });
+
+test('SeriesCounter renders what prom-client Counter renders: several label sets, zero seeds, increments', async () => {
+  const { Counter } = await import('prom-client');
+  const { SeriesCounter } = await import('../../src/metrics/counter.js');
+  const theirs = new Registry();
+  const ours = new Registry();
+  const ref = new Counter({ name: 'c_total', help: 'h', labelNames: ['model', 'outcome'], registers: [theirs] });
+  const mine = new SeriesCounter('c_total', 'h', ['model', 'outcome'], ours);
+  for (let i = 0; i < 1000; i++) {
+    const labels = { model: ['a', 'b"', 'c'][i % 3]!, outcome: i % 4 ? 'ok' : 'upstream_error' };
+    const v = i % 10 === 0 ? 0 : i % 3;
+    ref.inc(labels, v);
+    mine.inc(labels, v);
+  }
+  assert.equal(await ours.metrics(), await theirs.metrics());
+  assert.deepEqual(await ours.getMetricsAsJSON(), await theirs.getMetricsAsJSON());
+  assert.throws(() => mine.inc({ model: 'a', outcome: 'ok' }, -1), /only goes up/);
+});

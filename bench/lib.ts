@@ -151,7 +151,8 @@ export interface StreamSample {
   ok: boolean;
 }
 
-const TS = /"ts":([0-9.]+),(?:"arr":([0-9.]+),)?/g;
+/** The upstream's stamps: `: ts=<ms> [arr=<ms>]`, an SSE comment line before each content event. */
+const TS = /^: ts=([0-9.]+)(?: arr=([0-9.]+))?$/gm;
 
 export async function streamOnce(agent: Agent, base: string, body: string, collectOneWay: boolean): Promise<StreamSample> {
   const t0 = monoMs();

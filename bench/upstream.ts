@@ -1,7 +1,7 @@
 /**
- * A lean streaming upstream for benchmarks (its own process): every content chunk carries
- * the moment it was written (`ts`), and the first one also the moment the request arrived
- * (`arr`), both on the machine-wide monotonic clock (ms), so a client on the same machine
+ * A lean streaming upstream for benchmarks (its own process): every content chunk carries,
+ * in an SSE comment line before its event, the moment it was written (`ts`), and the first
+ * one also the moment the request arrived (`arr`), both on the machine-wide monotonic clock (ms), so a client on the same machine
  * can split a stream's time into proxy hops and upstream think time.
  * Body: {"model", "bench": {firstMs, chunks, gapMs}}.
  */
@@ -40,7 +40,9 @@ const server = createServer((req, res) => {
     const send = () => {
       if (closed) return;
       if (sent < spec.chunks) {
-        res.write(`data: {"id":"b","object":"chat.completion.chunk","model":"${model}","ts":${monoMs()},${sent === 0 ? `"arr":${arrived},` : ''}"choices":[{"index":0,"delta":{"content":" tok"},"finish_reason":null}]}\n\n`);
+        // The stamps ride in an SSE comment line, which every client ignores: the event itself is
+        // shaped as an engine's, the same bytes from one chunk to the next but for the token.
+        res.write(`: ts=${monoMs()}${sent === 0 ? ` arr=${arrived}` : ''}\ndata: {"id":"chatcmpl-b","object":"chat.completion.chunk","created":1,"model":"${model}","choices":[{"index":0,"delta":{"content":" tok${sent}"},"logprobs":null,"finish_reason":null}]}\n\n`);
         sent++;
         if (spec.gapMs > 0) setTimeout(send, spec.gapMs);
         else setImmediate(send);

@@ -44,6 +44,17 @@ let p = 0;
 let e = 0;
 /** The value of the last plainInt(). */
 let lastInt = -1;
+/** Non-empty token strings seen (content, reasoning, reasoning_content, text), and where the last one's bytes are. */
+let decisive = 0;
+let decisiveStart = -1;
+let decisiveEnd = -1;
+
+/**
+ * What the last KNOWN scan says about reusing it as a template (see matchTemplate): whether
+ * the event was one token string in one choice, with no usage, and where that string's bytes
+ * lie in the buffer.
+ */
+export const lastScan = { template: false, valueStart: -1, valueEnd: -1 };
 const fx: EventFacts = { token: false, visible: false, promptTokens: -1, completionTokens: -1, error: false, usageOnly: false };
 
 /**
@@ -60,6 +71,8 @@ export function scanEvent(buf: Buffer, start: number, end: number, facts: EventF
   fx.completionTokens = -1;
   fx.error = false;
   fx.usageOnly = false;
+  decisive = 0;
+  lastScan.template = false;
   ws();
   if (p >= e || b[p] !== LBRACE) return UNKNOWN;
   if (!root()) return UNKNOWN;
@@ -71,6 +84,9 @@ export function scanEvent(buf: Buffer, start: number, end: number, facts: EventF
   facts.completionTokens = fx.completionTokens;
   facts.error = fx.error;
   facts.usageOnly = fx.usageOnly;
+  lastScan.template = fx.token && decisive === 1 && choicesLength === 1 && !usageObject;
+  lastScan.valueStart = decisiveStart;
+  lastScan.valueEnd = decisiveEnd;
   return KNOWN;
 }
 
@@ -288,9 +304,11 @@ function choiceMember(ks: number, ke: number): boolean {
   if (keyIs(ks, ke, K_TEXT)) {
     if (choiceSeen & 1) return false;
     choiceSeen |= 1;
+    const at = p;
     const v = value(0);
     if (v !== V.Null && v !== V.EmptyString && v !== V.String) return false;
     textVisible = v === V.String;
+    if (textVisible) noteDecisive(at);
     return true;
   }
   if (keyIs(ks, ke, K_DELTA)) {
@@ -334,8 +352,17 @@ function part(isDelta: boolean): boolean {
 function stringOrNull(bit: number): V {
   if (partSeen & bit) return V.Bad;
   partSeen |= bit;
+  const at = p;
   const v = value(0);
+  if (v === V.String) noteDecisive(at);
   return v === V.Null || v === V.EmptyString || v === V.String ? v : V.Bad;
+}
+
+/** A non-empty token string whose opening quote was at `at` (and whose closing quote is at p − 1). */
+function noteDecisive(at: number): void {
+  decisive++;
+  decisiveStart = at + 1;
+  decisiveEnd = p - 1;
 }
 
 function partMember(ks: number, ke: number): boolean {
@@ -525,4 +552,39 @@ function digits(): boolean {
   }
   p = q;
   return q > s;
+}
+
+/**
+ * A stream's token events differ, as a rule, only in their token string: the same id,
+ * created, model and finish_reason around it. A template is a token event the scan accepted
+ * (one choice, one non-empty token string, no usage): an event that has the template's bytes
+ * before and after that string, and between them a valid, non-empty JSON string body, is
+ * valid JSON of the same structure with a non-empty string in the same place, so it says
+ * what the template said. Checking that costs two compares and a walk over the token.
+ */
+export function matchTemplate(buf: Buffer, start: number, end: number, tpl: Buffer, valueStart: number, valueEnd: number): boolean {
+  const suffix = tpl.length - valueEnd;
+  const from = start + valueStart;
+  const to = end - suffix;
+  if (to <= from) return false;
+  if (buf.compare(tpl, 0, valueStart, start, from) !== 0 || buf.compare(tpl, valueEnd, tpl.length, to, end) !== 0) return false;
+  for (let q = from; q < to; ) {
+    const c = buf[q]!;
+    if (c === QUOTE || c < 0x20) return false;
+    if (c !== BACKSLASH) {
+      q++;
+      continue;
+    }
+    if (q + 1 >= to) return false;
+    const n = buf[q + 1];
+    if (n === 0x75) {
+      if (q + 5 >= to) return false;
+      for (let i = 2; i < 6; i++) if (!isHex(buf[q + i])) return false;
+      q += 6;
+      continue;
+    }
+    if (n !== QUOTE && n !== BACKSLASH && n !== 0x2f && n !== 0x62 && n !== 0x66 && n !== 0x6e && n !== 0x72 && n !== 0x74) return false;
+    q += 2;
+  }
+  return true;
 }

@@ -3,11 +3,13 @@
  * Timestamps are monotonic milliseconds (performance.now()); the record holds seconds.
  */
 import { eventFacts, type EventFacts } from './events.js';
-import { UNKNOWN, scanEvent } from './event-scan.js';
+import { UNKNOWN, lastScan, matchTemplate, scanEvent } from './event-scan.js';
 import { DROP, GIVE_UP, KEEP, type LineVerdict } from './sse.js';
 import type { MeteringFailure, Outcome, RequestRecord, TokenSource } from '../metrics/record.js';
 
 const DONE = Buffer.from('[DONE]');
+/** A stream whose token events keep differing from the template beyond their token stops making new ones. */
+const MAX_TEMPLATE_MISSES = 4;
 /** Filled by the byte-level scan; reused, since one event is metered at a time. */
 const SCANNED: EventFacts = { token: false, visible: false, promptTokens: -1, completionTokens: -1, error: false, usageOnly: false };
 /** A non-streamed JSON body larger than this is relayed but not parsed for usage. */
@@ -28,6 +30,14 @@ export class RequestMeter {
   private jsonBytes = 0;
   /** Set by the caller per chunk, so every event of one read shares the read's arrival time. */
   now = 0;
+  /** The last token event the scan accepted as a template (event-scan.ts matchTemplate), and where its token lies. */
+  private template: Buffer | null = null;
+  private templateStart = 0;
+  private templateEnd = 0;
+  private templateVisible = false;
+  private templateMisses = 0;
+  /** Events answered by the template (tests; a counter costs nothing here). */
+  templateHits = 0;
 
   constructor(
     readonly t0: number,
@@ -38,6 +48,15 @@ export class RequestMeter {
   /** SseFramer's data handler. */
   readonly onData = (buf: Buffer, start: number, end: number): LineVerdict => {
     if (end - start === DONE.length && buf.compare(DONE, 0, DONE.length, start, end) === 0) return KEEP;
+    const tpl = this.template;
+    if (tpl !== null) {
+      if (matchTemplate(buf, start, end, tpl, this.templateStart, this.templateEnd)) {
+        this.templateHits++;
+        this.onTokenChunk(this.templateVisible);
+        return KEEP;
+      }
+      this.templateMisses++;
+    }
     let f = SCANNED;
     // The byte-level scan answers for nearly every event; what it cannot vouch for is parsed.
     if (scanEvent(buf, start, end, f) === UNKNOWN) {
@@ -49,6 +68,11 @@ export class RequestMeter {
         return GIVE_UP;
       }
       f = eventFacts(doc);
+    } else if (lastScan.template && this.templateMisses < MAX_TEMPLATE_MISSES) {
+      this.template = Buffer.from(buf.subarray(start, end));
+      this.templateStart = lastScan.valueStart - start;
+      this.templateEnd = lastScan.valueEnd - start;
+      this.templateVisible = f.visible;
     }
     if (f.promptTokens >= 0) this.promptTokens = f.promptTokens;
     if (f.completionTokens >= 0) this.completionTokens = f.completionTokens;

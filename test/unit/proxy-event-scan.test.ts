@@ -146,3 +146,52 @@ test('20,000 random events, valid and broken: whenever the scan answers, it agre
   }
   assert.ok(valid > 10_000 && answered > 3_000, `valid ${valid}, answered ${answered}`);
 });
+
+test('templates: an event that differs from an accepted token event only inside its token string says the same, or is refused', async () => {
+  const { lastScan, matchTemplate } = await import('../../src/proxy/event-scan.js');
+  const rand = rng(7);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+  const shapes = [
+    (t: string) => `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1728,"model":"m","choices":[{"index":0,"delta":{"content":"${t}"},"logprobs":null,"finish_reason":null}]}`,
+    (t: string) => `{"id":"c","choices":[{"index":0,"delta":{"reasoning_content":"${t}"},"finish_reason":null}],"usage":null}`,
+    (t: string) => `{"id":"c","object":"text_completion","choices":[{"index":0,"text":"${t}","logprobs":null,"finish_reason":null}]}`,
+    (t: string) => `{"choices":[{"delta":{"role":"assistant","content":"${t}","tool_calls":[]}}]}`,
+  ];
+  const pieces = ['a', ' tok', 'é', '\\"', '\\\\', '\\n', '\\u00e9', '"', '\\', '\\u00', '\u0001', '\\x', '"}]}', ''];
+  let accepted = 0;
+  for (let i = 0; i < 20_000; i++) {
+    const shape = pick(shapes);
+    const tpl = Buffer.from(shape(' first'));
+    const facts = blank();
+    assert.equal(scanEvent(tpl, 0, tpl.length, facts), KNOWN);
+    assert.ok(lastScan.template, 'a one-token event is a template');
+    const vs = lastScan.valueStart;
+    const ve = lastScan.valueEnd;
+    let token = Array.from({ length: Math.floor(rand() * 4) }, () => pick(pieces)).join('');
+    let text = shape(token);
+    if (rand() < 0.1) text = text.replace('"index":0', '"index":1'); // a change outside the token
+    if (rand() < 0.05) text = text.slice(0, -1);
+    const buf = Buffer.from(`data: ${text}\n\n`);
+    const s = 6;
+    const e = s + Buffer.byteLength(text);
+    if (!matchTemplate(buf, s, e, tpl, vs, ve)) continue;
+    accepted++;
+    const want = full(buf, s, e);
+    assert.notEqual(want, 'invalid', `template accepted invalid JSON: ${text}`);
+    assert.deepEqual(want, facts, text);
+    token = '';
+  }
+  assert.ok(accepted > 3000, `accepted ${accepted}`);
+});
+
+test('the template path answers most token events of a captured vLLM stream, and every token chunk is counted', async () => {
+  const { RequestMeter } = await import('../../src/proxy/meter.js');
+  const { SseFramer } = await import('../../src/proxy/sse.js');
+  const bytes = fixture('vllm-chat-stream-reasoning-content-abridged.sse');
+  const meter = new RequestMeter(0, false);
+  const framer = new SseFramer(false, meter.onData, meter.onOversized);
+  framer.feed(bytes);
+  framer.end();
+  assert.equal(meter.tokenChunks, 21);
+  assert.ok(meter.templateHits >= 15, `template answered ${meter.templateHits} of 21 token events`);
+});

@@ -9,7 +9,7 @@
  * - The knee: the offered rate is stepped (streams × 200 chunks/s at 5 ms); a path's knee
  *   is the highest offered chunks/s at which its added TTFT p50 stays under 2 ms.
  */
-import { closedLoop, percentile, sorted, treeCpuSeconds, type StreamSample } from './lib.js';
+import { closedLoop, cpuSeconds, percentile, sorted, treeCpuSeconds, type StreamSample } from './lib.js';
 
 export interface CapacityPath {
   name: string;
@@ -29,6 +29,8 @@ const KNEE_STEPS = (process.env['BENCH_KNEE_STREAMS'] ?? '16,32,64,96,128,192,25
 interface Cell {
   samples: StreamSample[];
   cpuSeconds: number;
+  /** The first process alone (a cluster's primary: accept, IPC relay, the metrics thread). */
+  rootCpuSeconds: number;
   seconds: number;
 }
 
@@ -37,13 +39,15 @@ const bodyFor = (gapMs: number) => (i: number) =>
 
 async function cell(path: CapacityPath, streams: number, gapMs: number, ms: number): Promise<Cell> {
   const cpu0 = path.pids.reduce((a, p) => a + treeCpuSeconds(p), 0);
+  const root0 = path.pids.length ? cpuSeconds(path.pids[0]!) : 0;
   const t0 = performance.now();
   const samples = await closedLoop(path.url, streams, ms, bodyFor(gapMs), true, gapMs * (CHUNKS + 1));
   const seconds = (performance.now() - t0) / 1000;
-  return { samples, seconds, cpuSeconds: path.pids.reduce((a, p) => a + treeCpuSeconds(p), 0) - cpu0 };
+  const rootCpuSeconds = path.pids.length ? cpuSeconds(path.pids[0]!) - root0 : 0;
+  return { samples, seconds, rootCpuSeconds, cpuSeconds: path.pids.reduce((a, p) => a + treeCpuSeconds(p), 0) - cpu0 };
 }
 
-interface Summary { ttftP50: number; ttftP99: number; chunkP99: number; chunks: number; chunksPerSecond: number; cpuUsPerChunk: number; errors: number }
+interface Summary { ttftP50: number; ttftP99: number; chunkP99: number; chunks: number; chunksPerSecond: number; cpuUsPerChunk: number; rootCpuUsPerChunk: number; errors: number }
 
 function summarize(cells: Cell[]): Summary {
   const all = cells.flatMap((c) => c.samples);
@@ -52,7 +56,8 @@ function summarize(cells: Cell[]): Summary {
   const chunks = all.reduce((a, s) => a + s.chunks, 0);
   const seconds = cells.reduce((a, c) => a + c.seconds, 0);
   const cpu = cells.reduce((a, c) => a + c.cpuSeconds, 0);
-  return { ttftP50: percentile(ttft, 50), ttftP99: percentile(ttft, 99), chunkP99: percentile(oneWay, 99), chunks, chunksPerSecond: chunks / seconds, cpuUsPerChunk: chunks > 0 ? (cpu / chunks) * 1e6 : NaN, errors: all.filter((s) => !s.ok).length };
+  const root = cells.reduce((a, c) => a + c.rootCpuSeconds, 0);
+  return { rootCpuUsPerChunk: chunks > 0 ? (root / chunks) * 1e6 : NaN, ttftP50: percentile(ttft, 50), ttftP99: percentile(ttft, 99), chunkP99: percentile(oneWay, 99), chunks, chunksPerSecond: chunks / seconds, cpuUsPerChunk: chunks > 0 ? (cpu / chunks) * 1e6 : NaN, errors: all.filter((s) => !s.ok).length };
 }
 
 const f = (x: number, w: number, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a').padStart(w);
@@ -65,6 +70,7 @@ export async function runCapacity(paths: CapacityPath[], reference: { bare: stri
   console.log(`\ncapacity: each chunk its own read (${CHUNKS} chunks per stream); ${SECONDS}s cells × ${ROUNDS} interleaved rounds; CPU = utime+stime of the path's processes per relayed chunk`);
   console.log('load          | path                    | chunks/s | CPU µs/chunk | +TTFT p50 | +TTFT p99 | +chunk p99 | rounds +TTFT p50 | × bare CPU | × nginx CPU | × bare +p50');
   for (const [streams, gapMs] of LOADS) {
+    const primaries: string[] = [];
     for (const p of paths) await cell(p, streams, gapMs, WARM_MS);
     const per = new Map<string, Cell[]>(paths.map((p) => [p.name, []]));
     for (let r = 0; r < ROUNDS; r++) for (const p of paths) per.get(p.name)!.push(await cell(p, streams, gapMs, SECONDS * 1000));
@@ -82,8 +88,11 @@ export async function runCapacity(paths: CapacityPath[], reference: { bare: stri
       const cpu = d ? '           -' : f(s.cpuUsPerChunk, 12, 1);
       const spread = d ? '-'.padStart(16) : `${Math.min(...rounds).toFixed(2)} .. ${Math.max(...rounds).toFixed(2)}`.padStart(16);
       const vs = d || p.name === reference.bare ? ['         -', '          -', '          -'] : [ratio(s.cpuUsPerChunk, sums.get(reference.bare)!.cpuUsPerChunk).padStart(10), ratio(s.cpuUsPerChunk, sums.get(reference.nginx)!.cpuUsPerChunk).padStart(11), ratio(added(p.name), added(reference.bare)).padStart(11)];
+      if (p.pids.length && s.rootCpuUsPerChunk !== s.cpuUsPerChunk) primaries.push(`${p.name}: ${s.rootCpuUsPerChunk.toFixed(1)} of ${s.cpuUsPerChunk.toFixed(1)} µs`);
       console.log(`${load} | ${p.name.padEnd(23)} | ${f(s.chunksPerSecond, 8, 0)} | ${cpu} | ${d ? '        -' : f(row.addedTtftP50, 9)} | ${d ? '        -' : f(row.addedTtftP99, 9)} | ${d ? '         -' : f(row.addedChunkP99, 10)} | ${spread} | ${vs.join(' | ')}${s.errors ? ` (${s.errors} errors)` : ''}`);
     }
+    // nginx's master and a cluster's primary: how much of the path's CPU per chunk is the first process.
+    if (primaries.length) console.log(`${''.padEnd(13)} | first process's share per chunk (a cluster's primary: accept, IPC relay, metrics thread): ${primaries.join('; ')}`);
   }
 
   // The knee: step the offered rate; the direct path at each step is the baseline.

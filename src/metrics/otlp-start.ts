@@ -10,7 +10,7 @@ import { otlpSettings } from './otlp-env.js';
 import type { OtlpRecorder } from './otlp.js';
 import type { RecordBatch } from './record.js';
 
-/** Batches are posted at most every 50 ms and the SDK loads in well under a second. */
+/** Batches are posted at most every 20 ms and the SDK loads in well under a second. */
 const MAX_PENDING_BATCHES = 500;
 
 export interface OtlpHook {

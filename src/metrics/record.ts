@@ -60,7 +60,7 @@ export interface RecordBatch {
 }
 
 /**
- * What crosses from one proxy loop to the metrics side, at most every 50 ms (FLUSH_MS): the records
+ * What crosses from one proxy loop to the metrics side, at most every 20 ms (FLUSH_MS): the records
  * finished since the last batch (record-codec.ts), the loop's requests in flight, and its
  * running count of requests started per route (index into ROUTE_LABELS), from which the
  * metrics side counts the requests of a worker that died before finishing them.

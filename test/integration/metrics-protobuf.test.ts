@@ -124,3 +124,17 @@ test('text answer unchanged without the protobuf Accept (no header, text, OpenMe
     assert.equal(again.split('\n').filter((l) => l.startsWith('#')).join('\n'), body.split('\n').filter((l) => l.startsWith('#')).join('\n'), accept);
   }
 });
+
+test('--native-histogram-bucket-factor reaches the recorded series: factor 2 gives schema 0', async () => {
+  const { startProxy } = await import('../helpers.js');
+  const own = await startProxy({ upstream: env.upstream.url, nativeHistogramBucketFactor: '2' });
+  try {
+    await rawPost(`${own.url}/v1/chat/completions`, { model: 'fake-model', stream: true, fake: { schedule: { firstMs: 5, chunks: 4, gapMs: 3 } } });
+    await waitForMetrics(own.metricsUrl, (s) => sumSamples(s, 'gen_ai_server_time_to_first_token_seconds_count') === 1);
+    const res = await request(own.metricsUrl, { headers: { accept: PROMETHEUS_NATIVE_ACCEPT } });
+    const ttft = decodeAll(new Uint8Array(await res.body.arrayBuffer())).find((f) => f.name === 'gen_ai_server_time_to_first_token_seconds')!;
+    assert.equal(ttft.metric[0]!.histogram!.schema, 0);
+  } finally {
+    await own.close();
+  }
+});

@@ -104,7 +104,7 @@ test('a worker killed mid-stream: its streams are cut and counted once as worker
   const ok0 = sumSamples(s0, 'infermeter_requests_total', { outcome: 'ok' });
   const agent = new Agent({ connections: 20 });
   const results = Array.from({ length: 10 }, () => stream(agent, proxy.url, 40, 40).then(() => 'done', () => 'cut'));
-  // Every start has reached the metrics side (batches go every 50 ms), then one worker dies.
+  // Every start has reached the metrics side (batches go every 20 ms), then one worker dies.
   await waitForMetrics(proxy.metricsUrl, (s) => sumSamples(s, 'infermeter_requests_in_flight') === 10, 5000);
   const victim = liveWorkers()[0]!;
   const victimId = victim.id;

@@ -20,11 +20,12 @@ export interface CapacityPath {
 
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 3);
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
-const WARM_MS = Number(process.env['BENCH_WARMUP_SECONDS'] ?? 1) * 1000;
+/** A daemon runs warm (optimized code, grown heap, open connections): every path gets the same warm-up per load. */
+const WARM_MS = Number(process.env['BENCH_WARMUP_SECONDS'] ?? 3) * 1000;
 const CHUNKS = 40;
 const KNEE_P50_MS = 2;
 const LOADS = (process.env['BENCH_CAPACITY_LOADS'] ?? '64x5,64x2,256x5,256x2').split(',').map((l) => l.split('x').map(Number) as [number, number]);
-const KNEE_STEPS = (process.env['BENCH_KNEE_STREAMS'] ?? '16,32,64,96,128,192,256,384').split(',').map(Number);
+const KNEE_STEPS = (process.env['BENCH_KNEE_STREAMS'] ?? '64,128,160,192,224,256,288,320,384').split(',').map(Number);
 
 interface Cell {
   samples: StreamSample[];

@@ -209,6 +209,8 @@ for (const [name, base] of PATHS) {
 // and every worker), per stream it held, and the machine's total per stream.
 if (SECTIONS.has('memory')) {
   const HELD = 1000;
+  /** The last hold is the figure: by then each process's heap has grown to its working size. */
+  const HOLDS = 3;
   const rssMedian = async (pid: number, samples: number, everyMs: number) => {
     const xs: number[] = [];
     for (let i = 0; i < samples; i++) {
@@ -222,7 +224,7 @@ if (SECTIONS.has('memory')) {
   for (const [name, url, root] of [['infermeter --workers 1', through, imPid], ['infermeter --workers 2', through2, im2.child.pid!]] as const) {
     const pids = processTree(root);
     const holds: { before: number[]; during: number[]; perStreamTotal: number }[] = [];
-    for (let hold = 0; hold < 2; hold++) {
+    for (let hold = 0; hold < HOLDS; hold++) {
       await new Promise((r) => setTimeout(r, 1000));
       const before = await Promise.all(pids.map((p) => rssMedian(p, 10, 100)));
       const holdAgent = new Agent({ connections: HELD + 10 });
@@ -239,9 +241,9 @@ if (SECTIONS.has('memory')) {
       const each = pids.map((p, k) => `${k === 0 ? 'main' : `worker ${k}`} ${mib(h.before[k]!)} → ${mib(h.during[k]!)} MiB`).join(', ');
       // A worker holds about HELD / workers of the streams (round-robin connections).
       const workerShare = pids.length > 1 ? ` · per stream a worker held: ${pids.slice(1).map((_, k) => kib(((h.during[k + 1]! - h.before[k + 1]!) * (pids.length - 1)) / HELD)).join(', ')} KiB` : '';
-      console.log(`  ${i === 0 ? 'first hold (heap still growing)' : 'second hold (warm heap)        '}: ${each} = ${kib(h.perStreamTotal)} KiB per stream in total${workerShare}`);
+      console.log(`  ${i === 0 ? 'hold 1 (heap still growing)' : i === HOLDS - 1 ? `hold ${i + 1} (warm heap: the figure)` : `hold ${i + 1}`}: ${each} = ${kib(h.perStreamTotal)} KiB per stream in total${workerShare}`);
     });
-    rows.push({ phase: 'memory', path: name, streams: HELD, pids: pids.length, holds, bytesPerStream: holds[1]!.perStreamTotal });
+    rows.push({ phase: 'memory', path: name, streams: HELD, pids: pids.length, holds, bytesPerStream: holds[HOLDS - 1]!.perStreamTotal });
   }
 }
 

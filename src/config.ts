@@ -167,6 +167,9 @@ export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.Pr
   const cfg = out as unknown as Config;
   cfg.configFile = configFile;
   if (cfg.engineMetrics === '') cfg.engineMetrics = `${cfg.upstream}/metrics`;
+  if (cfg.collectorGpu && cfg.gpuSource === 'dcgm-exporter' && cfg.dcgmExporterUrl === '') {
+    throw new ConfigError('--dcgm-exporter-url', 'is required with --gpu-source dcgm-exporter: the exporter\'s metrics URL, e.g. http://127.0.0.1:9400/metrics');
+  }
   if ((cfg.injectUsage as unknown) === 'auto') cfg.injectUsage = !ENGINES_WITHOUT_STREAM_OPTIONS.has(cfg.engine);
   cfg.slos = parseSloConfig(file['slos'], `--config ${configFile}: slos`);
   cfg.buckets = resolveBuckets(file['buckets'], cfg.slos, `--config ${configFile}: buckets`);

@@ -160,7 +160,8 @@ export class RequestMeter {
       inputTokens: Math.max(0, this.promptTokens),
       outputTokens,
       tokenSource,
-      chunkGaps: this.gaps ? this.gaps.slice(0, this.gapCount) : null,
+      // A view, not a copy: the meter ends with the record, and the record is encoded at once.
+      chunkGaps: this.gaps ? this.gaps.subarray(0, this.gapCount) : null,
       meteringFailure: this.failure,
       errorType: base.errorType,
     };

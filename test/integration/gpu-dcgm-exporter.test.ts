@@ -11,6 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { Command } from 'commander';
 import { Registry } from 'prom-client';
 import { addConfigOptions, resolveConfig } from '../../src/config.js';
+import { ConfigError } from '../../src/errors.js';
 import { CollectorRunner } from '../../src/collectors/runner.js';
 import { COLLECTORS } from '../../src/collectors/index.js';
 import { capturedLogger, eventually, fixturePath, scrape, series } from '../fakes/gpu.js';
@@ -18,10 +19,15 @@ import { startFakeDcgmExporter } from '../fakes/dcgm-exporter.js';
 
 const SCRAPE = readFileSync(fixturePath('dcgm-exporter-scrape-synthetic-2gpu-h100.prom'), 'utf8');
 
-function runnerFor(argv: string[]) {
+function configFor(argv: string[]) {
   const cmd = addConfigOptions(new Command('serve')).exitOverride();
   cmd.parse(['--upstream', 'http://127.0.0.1:9', '--gpu-interval', '1s', '--no-collector.engine', '--no-collector.host', ...argv], { from: 'user' });
-  const config = resolveConfig(cmd.opts(), {});
+  return resolveConfig(cmd.opts(), {});
+}
+
+function runnerFor(argv: string[], edit: (c: ReturnType<typeof configFor>) => void = () => undefined) {
+  const config = configFor(argv);
+  edit(config);
   const registry = new Registry();
   const { log, lines } = capturedLogger();
   const runner = new CollectorRunner(registry, config, log);
@@ -77,8 +83,10 @@ test('--gpu-source auto without nvidia-smi on PATH and a --dcgm-exporter-url: dc
   }
 });
 
-test('--gpu-source dcgm-exporter without a URL: collector down (not_configured), nothing else breaks', async () => {
-  const { registry, runner } = runnerFor(['--gpu-source', 'dcgm-exporter']);
+test('--gpu-source dcgm-exporter without a URL stops startup naming --dcgm-exporter-url; a collector left without one is down (not_configured)', async () => {
+  assert.throws(() => configFor(['--gpu-source', 'dcgm-exporter']), (e: unknown) => e instanceof ConfigError && e.flag === '--dcgm-exporter-url');
+  // Defence in depth: the collector itself never scrapes nothing.
+  const { registry, runner } = runnerFor(['--gpu-source', 'dcgm-exporter', '--dcgm-exporter-url', 'http://127.0.0.1:9/metrics'], (c) => (c.dcgmExporterUrl = ''));
   try {
     await eventually(async () => series(await scrape(registry), 'infermeter_collector_errors_total').some((x) => x.labels['kind'] === 'not_configured'), 5000, 'not_configured');
   } finally {

@@ -21,14 +21,7 @@ export async function startInfermeter(config: Config, log: Logger): Promise<Runn
     const { startCluster } = await import('./cluster/primary.js');
     return startCluster(config, log);
   }
-  const metrics = new MetricsWorker(config);
-  let metricsPort: number;
-  try {
-    metricsPort = await metrics.ready;
-  } catch (err) {
-    await metrics.close().catch(() => undefined);
-    throw err;
-  }
+  const { metrics, metricsPort } = await startMetrics(config);
   const sink = metrics.sink();
   const app = buildApp(config, sink, log);
   let proxyPort: number;
@@ -54,6 +47,17 @@ export async function startInfermeter(config: Config, log: Logger): Promise<Runn
       return closing;
     },
   };
+}
+
+/** The metrics side (its thread, collectors and listener); resolves once it listens. */
+export async function startMetrics(config: Config): Promise<{ metrics: MetricsWorker; metricsPort: number }> {
+  const metrics = new MetricsWorker(config);
+  try {
+    return { metrics, metricsPort: await metrics.ready };
+  } catch (err) {
+    await metrics.close().catch(() => undefined);
+    throw err;
+  }
 }
 
 /** Listens on the proxy address; resolves to the bound port. */

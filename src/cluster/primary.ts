@@ -15,8 +15,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { Running } from '../main.js';
-import { MetricsWorker } from '../metrics/sink.js';
+import { startMetrics, type Running } from '../main.js';
 import { CONFIG_ENV, PORT_ENV, type FromProxyWorker, type ToProxyWorker } from './messages.js';
 
 const RESTART_MIN_MS = 100;
@@ -27,14 +26,7 @@ const STABLE_MS = 30_000;
 const EXIT_GRACE_MS = 5000;
 
 export async function startCluster(config: Config, log: Logger): Promise<Running> {
-  const metrics = new MetricsWorker(config);
-  let metricsPort: number;
-  try {
-    metricsPort = await metrics.ready;
-  } catch (err) {
-    await metrics.close().catch(() => undefined);
-    throw err;
-  }
+  const { metrics, metricsPort } = await startMetrics(config);
   cluster.setupPrimary({ exec: fileURLToPath(new URL('./worker.js', import.meta.url)), serialization: 'advanced' });
   const env = { [CONFIG_ENV]: JSON.stringify(config) };
   // Workers share one listening handle per requested port. Port 0 is made concrete first, so a

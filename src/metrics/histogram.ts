@@ -84,9 +84,19 @@ export class SeriesHistogram {
 
   /** prom-client's metric interface, as its Histogram has it: every label on each value. */
   async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: Omit<Value, 'sharedLabels'>[] }> {
-    const data = await this.getForPromString();
-    const values = data.values.map(({ labels, sharedLabels, value, metricName, exemplar }) => ({ value, metricName, exemplar, labels: { ...labels, ...sharedLabels } }));
-    return { ...data, values };
+    const values: Omit<Value, 'sharedLabels'>[] = [];
+    const bucket = `${this.name}_bucket`;
+    for (const s of this.series.values()) {
+      let acc = 0;
+      for (let i = 0; i < this.bounds.length; i++) {
+        acc += s.counts[i]!;
+        values.push({ labels: { le: this.bounds[i]!, ...s.labels }, value: acc, metricName: bucket, exemplar: null });
+      }
+      values.push({ labels: { le: '+Inf', ...s.labels }, value: s.count, metricName: bucket, exemplar: null });
+      values.push({ labels: { ...s.labels }, value: s.sum, metricName: `${this.name}_sum`, exemplar: undefined });
+      values.push({ labels: { ...s.labels }, value: s.count, metricName: `${this.name}_count`, exemplar: undefined });
+    }
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
   }
 
   /** What the registry renders to text: a series' labels shared by its lines (formatted once). */

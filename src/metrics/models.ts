@@ -10,6 +10,8 @@ export const OTHER_MODEL = 'other';
 /** Even an upstream listing hundreds of models cannot blow up the label set. */
 export const MAX_MODELS = 100;
 const MISS_REFRESH_MIN_MS = 5_000;
+/** How long records wait at startup for the upstream's first model list (an upstream that is down costs this once). */
+export const FIRST_LIST_WAIT_MS = 2_000;
 
 export class ModelLabels {
   private known = new Set<string>();
@@ -27,11 +29,23 @@ export class ModelLabels {
     return this.opts.allowlist.length > 0;
   }
 
-  start(): void {
-    if (this.fixed) return;
-    void this.refresh();
+  /**
+   * Starts reading the upstream's list. Resolves once the first read has settled (either
+   * way), or after `firstWithinMs`: records labelled before then would all read `other`.
+   */
+  start(firstWithinMs = FIRST_LIST_WAIT_MS): Promise<void> {
+    if (this.fixed) return Promise.resolve();
+    const first = this.refresh();
     this.timer = setInterval(() => void this.refresh(), this.opts.refreshSeconds * 1000);
     this.timer.unref();
+    return new Promise((resolve) => {
+      const t = setTimeout(resolve, firstWithinMs);
+      t.unref();
+      void first.then(() => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
   }
 
   stop(): void {

@@ -46,7 +46,14 @@ export class MetricsSide {
   private readonly sources = new Map<number, { inFlight: number; started: number[]; finished: number[] }>();
   private readonly routeIndex = new Map(ROUTE_LABELS.map((r, i) => [r, i]));
 
+  /** Batches that came before the upstream's first model list (labelled once it is in). */
+  private early: RecordBatch[] | null = [];
+
   ingest(batch: RecordBatch): void {
+    if (this.early) {
+      this.early.push(batch);
+      return;
+    }
     this.requests.ingest(batch);
     this.otlp?.ingest(batch);
   }
@@ -97,7 +104,11 @@ export class MetricsSide {
 
   /** Starts collectors and the /metrics listener; resolves to the bound port. */
   async start(): Promise<number> {
-    this.models.start();
+    void this.models.start().then(() => {
+      const early = this.early ?? [];
+      this.early = null;
+      for (const b of early) this.ingest(b);
+    });
     this.collectors.start(COLLECTORS);
     this.server = createServer((req, res) => void this.serve(req.url ?? '/', req.method ?? 'GET', res));
     this.server.keepAliveTimeout = 65_000;
@@ -136,6 +147,10 @@ export class MetricsSide {
   }
 
   async close(): Promise<void> {
+    // Records still waiting for the first model list are recorded now, as `other` if need be.
+    const early = this.early ?? [];
+    this.early = null;
+    for (const b of early) this.ingest(b);
     this.models.stop();
     await this.collectors.close();
     await this.otlp?.shutdown();

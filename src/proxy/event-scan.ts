@@ -489,33 +489,39 @@ function literal(word: Buffer): boolean {
 
 /** A string at `p` (strict: valid escapes only, no raw control characters). */
 function string(): V {
-  // Locals in the byte loop: the module-level cursor is written back once.
-  const buf = b;
-  const end = e;
   const s = p + 1;
-  let q = s;
-  for (;;) {
-    if (q >= end) return V.Bad;
-    const c = buf[q]!;
-    if (c === QUOTE) break;
-    if (c < 0x20) return V.Bad;
-    if (c === BACKSLASH) {
-      if (q + 1 >= end) return V.Bad;
-      const n = buf[q + 1];
-      if (n === 0x75) {
-        if (q + 5 >= end) return V.Bad;
-        for (let i = 2; i < 6; i++) if (!isHex(buf[q + i])) return V.Bad;
-        q += 6;
-        continue;
-      }
-      if (n !== QUOTE && n !== BACKSLASH && n !== 0x2f && n !== 0x62 && n !== 0x66 && n !== 0x6e && n !== 0x72 && n !== 0x74) return V.Bad;
-      q += 2;
-      continue;
-    }
-    q++;
-  }
+  const q = stringBodyEnd(b, s, e);
+  if (q < 0) return V.Bad;
   p = q + 1;
   return q === s ? V.EmptyString : V.String;
+}
+
+/**
+ * Where the string body starting at `q` ends: the index of its closing quote before `end`,
+ * or -1 for a raw control character, an invalid escape or no closing quote. Locals in the
+ * byte loop: this is the scan's hottest loop.
+ */
+function stringBodyEnd(buf: Buffer, q: number, end: number): number {
+  for (;;) {
+    if (q >= end) return -1;
+    const c = buf[q]!;
+    if (c === QUOTE) return q;
+    if (c < 0x20) return -1;
+    if (c !== BACKSLASH) {
+      q++;
+      continue;
+    }
+    if (q + 1 >= end) return -1;
+    const n = buf[q + 1];
+    if (n === 0x75) {
+      if (q + 5 >= end) return -1;
+      for (let i = 2; i < 6; i++) if (!isHex(buf[q + i])) return -1;
+      q += 6;
+      continue;
+    }
+    if (n !== QUOTE && n !== BACKSLASH && n !== 0x2f && n !== 0x62 && n !== 0x66 && n !== 0x6e && n !== 0x72 && n !== 0x74) return -1;
+    q += 2;
+  }
 }
 
 function isHex(c: number | undefined): boolean {
@@ -568,23 +574,6 @@ export function matchTemplate(buf: Buffer, start: number, end: number, tpl: Buff
   const to = end - suffix;
   if (to <= from) return false;
   if (buf.compare(tpl, 0, valueStart, start, from) !== 0 || buf.compare(tpl, valueEnd, tpl.length, to, end) !== 0) return false;
-  for (let q = from; q < to; ) {
-    const c = buf[q]!;
-    if (c === QUOTE || c < 0x20) return false;
-    if (c !== BACKSLASH) {
-      q++;
-      continue;
-    }
-    if (q + 1 >= to) return false;
-    const n = buf[q + 1];
-    if (n === 0x75) {
-      if (q + 5 >= to) return false;
-      for (let i = 2; i < 6; i++) if (!isHex(buf[q + i])) return false;
-      q += 6;
-      continue;
-    }
-    if (n !== QUOTE && n !== BACKSLASH && n !== 0x2f && n !== 0x62 && n !== 0x66 && n !== 0x6e && n !== 0x72 && n !== 0x74) return false;
-    q += 2;
-  }
-  return true;
+  // The suffix starts with the token's closing quote: the body must end exactly there.
+  return stringBodyEnd(buf, from, end) === to;
 }

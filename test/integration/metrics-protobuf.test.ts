@@ -15,7 +15,8 @@ import { parsePrometheusText } from '../../src/lib/prom-text.js';
 import { proxyOverFakeUpstream, rawPost, sumSamples, waitForMetrics } from '../helpers.js';
 import { FAKE_NVIDIA_SMI } from '../fakes/gpu.js';
 
-const env = proxyOverFakeUpstream({ collectorGpu: 'true', nvidiaSmi: FAKE_NVIDIA_SMI, gpuInterval: '1s' });
+// The model allowlist makes the label certain from the first request (the upstream's list loads asynchronously).
+const env = proxyOverFakeUpstream({ collectorGpu: 'true', nvidiaSmi: FAKE_NVIDIA_SMI, gpuInterval: '1s', models: 'fake-model,fake-model-2' });
 /** What Prometheus 2.42 sends with --enable-feature=native-histograms. */
 const PROMETHEUS_NATIVE_ACCEPT = 'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3,*/*;q=0.2';
 
@@ -127,7 +128,7 @@ test('text answer unchanged without the protobuf Accept (no header, text, OpenMe
 
 test('--native-histogram-bucket-factor reaches the recorded series: factor 2 gives schema 0', async () => {
   const { startProxy } = await import('../helpers.js');
-  const own = await startProxy({ upstream: env.upstream.url, nativeHistogramBucketFactor: '2' });
+  const own = await startProxy({ upstream: env.upstream.url, models: 'fake-model', nativeHistogramBucketFactor: '2' });
   try {
     await rawPost(`${own.url}/v1/chat/completions`, { model: 'fake-model', stream: true, fake: { schedule: { firstMs: 5, chunks: 4, gapMs: 3 } } });
     await waitForMetrics(own.metricsUrl, (s) => sumSamples(s, 'gen_ai_server_time_to_first_token_seconds_count') === 1);

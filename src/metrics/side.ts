@@ -46,16 +46,23 @@ export class MetricsSide {
   private readonly sources = new Map<number, { inFlight: number; started: number[]; finished: number[] }>();
   private readonly routeIndex = new Map(ROUTE_LABELS.map((r, i) => [r, i]));
 
-  /** Batches that came before the upstream's first model list (labelled once it is in). */
-  private early: RecordBatch[] | null = [];
+  /** Records that came before the upstream's first model list (labelled once it is in). */
+  private early: RequestRecord[][] | null = [];
 
   ingest(batch: RecordBatch): void {
     if (this.early) {
-      this.early.push(batch);
-      return;
+      // Only the records wait for their labels; the in-flight gauge moves at once.
+      if (batch.records.length > 0) this.early.push(batch.records);
+      batch = { records: [], inFlight: batch.inFlight };
     }
     this.requests.ingest(batch);
     this.otlp?.ingest(batch);
+  }
+
+  private flushEarly(): void {
+    const early = this.early ?? [];
+    this.early = null;
+    for (const records of early) this.ingest({ records, inFlight: this.inFlightTotal() });
   }
 
   /** One proxy loop's batch: every source's in-flight count adds up to the machine's. */
@@ -104,11 +111,7 @@ export class MetricsSide {
 
   /** Starts collectors and the /metrics listener; resolves to the bound port. */
   async start(): Promise<number> {
-    void this.models.start().then(() => {
-      const early = this.early ?? [];
-      this.early = null;
-      for (const b of early) this.ingest(b);
-    });
+    void this.models.start().then(() => this.flushEarly());
     this.collectors.start(COLLECTORS);
     this.server = createServer((req, res) => void this.serve(req.url ?? '/', req.method ?? 'GET', res));
     this.server.keepAliveTimeout = 65_000;
@@ -148,9 +151,7 @@ export class MetricsSide {
 
   async close(): Promise<void> {
     // Records still waiting for the first model list are recorded now, as `other` if need be.
-    const early = this.early ?? [];
-    this.early = null;
-    for (const b of early) this.ingest(b);
+    this.flushEarly();
     this.models.stop();
     await this.collectors.close();
     await this.otlp?.shutdown();

@@ -60,14 +60,22 @@ export class BatchingSink implements RecordSink {
     this.schedule();
   }
 
+  private lastFlush = -FLUSH_MS;
+
+  /**
+   * At most one batch per FLUSH_MS, but no waiting after a quiet spell: the first change
+   * since the last batch goes out on the next timer tick, so the in-flight gauge follows
+   * sparse traffic at once and busy traffic within FLUSH_MS.
+   */
   private schedule(): void {
     if (this.timer) return;
-    this.timer = setTimeout(() => this.flush(), FLUSH_MS);
+    this.timer = setTimeout(() => this.flush(), Math.max(0, this.lastFlush + FLUSH_MS - performance.now()));
   }
 
   flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    this.lastFlush = performance.now();
     this.deliver({ source: this.source, records: this.encoder.take(), inFlight: this.inFlight, startedByRoute: [...this.startedByRoute] });
   }
 

@@ -152,22 +152,33 @@ function members(ctx: Ctx): boolean {
     p++;
     ws();
     if (!member(ctx, ks, q)) return false;
-    ws();
-    if (p >= e) return false;
-    if (b[p] === COMMA) {
-      p++;
-      ws();
-      continue;
-    }
-    if (b[p] === RBRACE) {
-      p++;
-      return true;
-    }
-    return false;
+    const next = afterItem(RBRACE);
+    if (next === MORE) continue;
+    return next === CLOSED ? true : false;
   }
 }
 
 /** Byte compare in JS: a native Buffer.compare call costs more than these few bytes. */
+const MORE = 0;
+const CLOSED = 1;
+const BROKEN = 2;
+
+/** After an object member or array item: a comma (another follows, `p` at it) or the closing bracket. */
+function afterItem(close: number): typeof MORE | typeof CLOSED | typeof BROKEN {
+  ws();
+  if (p >= e) return BROKEN;
+  if (b[p] === COMMA) {
+    p++;
+    ws();
+    return MORE;
+  }
+  if (b[p] === close) {
+    p++;
+    return CLOSED;
+  }
+  return BROKEN;
+}
+
 function keyIs(ks: number, ke: number, name: Buffer): boolean {
   if (ke - ks !== name.length) return false;
   for (let i = 0; i < name.length; i++) if (b[ks + i] !== name[i]) return false;
@@ -256,18 +267,9 @@ function choices(): boolean {
     if (p >= e || b[p] !== LBRACE) return false;
     if (!choice()) return false;
     choicesLength++;
-    ws();
-    if (p >= e) return false;
-    if (b[p] === COMMA) {
-      p++;
-      ws();
-      continue;
-    }
-    if (b[p] === RBRACKET) {
-      p++;
-      return true;
-    }
-    return false;
+    const next = afterItem(RBRACKET);
+    if (next === MORE) continue;
+    return next === CLOSED ? true : false;
   }
 }
 
@@ -432,18 +434,9 @@ function value(depth: number): V {
       p++;
       ws();
       if (value(depth + 1) === V.Bad) return V.Bad;
-      ws();
-      if (p >= e) return V.Bad;
-      if (b[p] === COMMA) {
-        p++;
-        ws();
-        continue;
-      }
-      if (b[p] === RBRACE) {
-        p++;
-        return V.Other;
-      }
-      return V.Bad;
+      const next = afterItem(RBRACE);
+      if (next === MORE) continue;
+      return next === CLOSED ? V.Other : V.Bad;
     }
   }
   if (c === LBRACKET) {
@@ -456,18 +449,9 @@ function value(depth: number): V {
     }
     for (;;) {
       if (value(depth + 1) === V.Bad) return V.Bad;
-      ws();
-      if (p >= e) return V.Bad;
-      if (b[p] === COMMA) {
-        p++;
-        ws();
-        continue;
-      }
-      if (b[p] === RBRACKET) {
-        p++;
-        return V.Other;
-      }
-      return V.Bad;
+      const next = afterItem(RBRACKET);
+      if (next === MORE) continue;
+      return next === CLOSED ? V.Other : V.Bad;
     }
   }
   if (c === 0x6e) return literal(NULL) ? V.Null : V.Bad;

@@ -8,7 +8,7 @@ import { request } from 'undici';
 import { resolveConfig, type Config } from '../src/config.js';
 import { startInfermeter, type Running } from '../src/main.js';
 import { parsePrometheusText, sumSamples, type Sample } from '../src/lib/prom-text.js';
-import { startFakeUpstream, type FakeUpstream } from './fakes/upstream.js';
+import { startFakeUpstream, type FakeEvent, type FakeUpstream } from './fakes/upstream.js';
 
 /** Repo root, from dist/test/helpers.js. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -98,4 +98,37 @@ export function proxyOverFakeUpstream(overrides: Record<string, string | boolean
     await env.upstream.close();
   });
   return env;
+}
+
+/**
+ * Streams a chat completion through `url` and aborts the moment `marker` has arrived.
+ * Resolves to when the abort happened (performance.now()).
+ */
+export async function streamUntilThenAbort(url: string, body: unknown, marker: string, dispatcher?: import('undici').Dispatcher): Promise<number> {
+  const ac = new AbortController();
+  const res = await request(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: ac.signal, dispatcher });
+  let seen = '';
+  let abortedAt = 0;
+  try {
+    for await (const c of res.body) {
+      seen += (c as Buffer).toString();
+      if (seen.includes(marker)) {
+        abortedAt = performance.now();
+        ac.abort();
+      }
+    }
+  } catch {
+    /* the abort */
+  }
+  return abortedAt;
+}
+
+/** The fake upstream's `index`-th event of `kind`, waited for up to `timeoutMs` (undefined if it never came). */
+export async function upstreamEvent(upstream: FakeUpstream, kind: FakeEvent['kind'], index = 0, timeoutMs = 2000): Promise<FakeEvent | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const event = upstream.events.filter((e) => e.kind === kind)[index];
+    if (event || Date.now() >= deadline) return event;
+    await new Promise((r) => setTimeout(r, 5));
+  }
 }

@@ -2,37 +2,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
-import { sumSamples, waitForMetrics, proxyOverFakeUpstream } from '../helpers.js';
+import { streamUntilThenAbort, sumSamples, upstreamEvent, waitForMetrics, proxyOverFakeUpstream } from '../helpers.js';
 
 const env = proxyOverFakeUpstream();
 
 test('client abort mid-stream closes the upstream request within 100 ms; outcome client_abort', async () => {
-  const ac = new AbortController();
-  const res = await request(`${env.proxy.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'fake-model', stream: true, fake: { schedule: { firstMs: 10, chunks: 1000, gapMs: 10 } } }),
-    signal: ac.signal,
-  });
-  let seen = '';
-  let abortedAt = 0;
-  try {
-    for await (const c of res.body) {
-      seen += (c as Buffer).toString();
-      if (seen.includes('tok3')) {
-        abortedAt = performance.now();
-        ac.abort();
-      }
-    }
-  } catch {
-    /* the abort */
-  }
-  const deadline = Date.now() + 2000;
-  let closed = env.upstream.events.find((e) => e.kind === 'closed-early');
-  while (!closed && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 5));
-    closed = env.upstream.events.find((e) => e.kind === 'closed-early');
-  }
+  const abortedAt = await streamUntilThenAbort(env.proxy.url, { model: 'fake-model', stream: true, fake: { schedule: { firstMs: 10, chunks: 1000, gapMs: 10 } } }, 'tok3');
+  const closed = await upstreamEvent(env.upstream, 'closed-early');
   assert.ok(closed, 'the upstream saw its request closed');
   assert.ok(closed.at - abortedAt < 100, `upstream closed ${closed.at - abortedAt} ms after the client left`);
   const s = await waitForMetrics(env.proxy.metricsUrl, (x) => sumSamples(x, 'infermeter_requests_total') === 1);

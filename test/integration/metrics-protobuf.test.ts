@@ -7,9 +7,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import protobuf from 'protobufjs';
 import { request } from 'undici';
-import { loadMetricsProto, PROTOBUF_CONTENT_TYPE } from '../../src/metrics/exposition-proto.js';
+import { decodeMetricFamilies, PROTOBUF_CONTENT_TYPE } from '../../src/metrics/exposition-proto.js';
 import { bucketsOf } from '../../src/metrics/native.js';
 import { parsePrometheusText } from '../../src/lib/prom-text.js';
 import { proxyOverFakeUpstream, rawPost, sumSamples, waitForMetrics } from '../helpers.js';
@@ -33,16 +32,8 @@ interface DecodedMetric {
 }
 interface DecodedFamily { name: string; help: string; type: string; metric: DecodedMetric[] }
 
-function decodeAll(body: Uint8Array): DecodedFamily[] {
-  const type = loadMetricsProto().lookupType('io.prometheus.client.MetricFamily');
-  const reader = protobuf.Reader.create(body);
-  const out: DecodedFamily[] = [];
-  while (reader.pos < reader.len) {
-    const f = type.toObject(type.decodeDelimited(reader), { longs: Number, enums: String, defaults: false }) as DecodedFamily;
-    out.push({ ...f, metric: f.metric ?? [] });
-  }
-  return out;
-}
+/** The answer decoded with the schema file (this file's field types: every asserted field present). */
+const decodeAll = (body: Uint8Array): DecodedFamily[] => decodeMetricFamilies(body) as unknown as DecodedFamily[];
 
 const labelsOf = (m: DecodedMetric) => Object.fromEntries((m.label ?? []).map((p) => [p.name, p.value]));
 

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.js';
-import { ROOT, scrape, startProxy, sumSamples, waitForMetrics, type TestProxy } from '../helpers.js';
+import { ROOT, scrape, startProxy, streamUntilThenAbort, sumSamples, upstreamEvent, waitForMetrics, type TestProxy } from '../helpers.js';
 import { cpuSeconds, processTree } from '../../bench/lib.js';
 
 let upstream: FakeUpstream;
@@ -71,27 +71,8 @@ test('a client abort through a worker aborts the upstream request within 100 ms;
   const aborts0 = sumSamples(before, 'infermeter_requests_total', { outcome: 'client_abort' });
   const closed0 = upstream.events.filter((e) => e.kind === 'closed-early').length;
   const agent = new Agent({ connections: 4 });
-  const ac = new AbortController();
-  const res = await request(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body(1000, 10), dispatcher: agent, signal: ac.signal });
-  let seen = '';
-  let abortedAt = 0;
-  try {
-    for await (const c of res.body) {
-      seen += (c as Buffer).toString();
-      if (seen.includes('tok3')) {
-        abortedAt = performance.now();
-        ac.abort();
-      }
-    }
-  } catch {
-    /* the abort */
-  }
-  const deadline = Date.now() + 2000;
-  let closed = upstream.events.filter((e) => e.kind === 'closed-early')[closed0];
-  while (!closed && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 5));
-    closed = upstream.events.filter((e) => e.kind === 'closed-early')[closed0];
-  }
+  const abortedAt = await streamUntilThenAbort(proxy.url, JSON.parse(body(1000, 10)), 'tok3', agent);
+  const closed = await upstreamEvent(upstream, 'closed-early', closed0);
   assert.ok(closed, 'the upstream saw its request closed');
   assert.ok(closed.at - abortedAt < 100, `upstream closed ${closed.at - abortedAt} ms after the client left`);
   await waitForMetrics(proxy.metricsUrl, (x) => sumSamples(x, 'infermeter_requests_total', { outcome: 'client_abort' }) === aborts0 + 1);

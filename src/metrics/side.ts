@@ -15,7 +15,7 @@ import { RequestMetrics, nativeOptionsFrom } from './prometheus.js';
 import { startOtlp, type OtlpHook } from './otlp-start.js';
 import type { RecordBatch, RequestRecord, WireBatch } from './record.js';
 import { decodeRecords } from './record-codec.js';
-import { ROUTE_LABELS, routeByLabel } from '../proxy/routes.js';
+import { ROUTE_LABELS, routeByLabel, routeLabelIndex } from '../proxy/routes.js';
 import { ProxyLoopMetrics } from '../collectors/host/proxy-loop.js';
 import { chooseExposition } from './negotiate.js';
 import { encodeRegistry, PROTOBUF_CONTENT_TYPE } from './exposition-proto.js';
@@ -44,7 +44,6 @@ export class MetricsSide {
 
   /** Per proxy loop (source): its requests in flight, and starts and finishes per route. */
   private readonly sources = new Map<number, { inFlight: number; started: number[]; finished: number[] }>();
-  private readonly routeIndex = new Map(ROUTE_LABELS.map((r, i) => [r, i]));
 
   /** Records that came before the upstream's first model list (labelled once it is in). */
   private early: RequestRecord[][] | null = [];
@@ -79,7 +78,7 @@ export class MetricsSide {
         this.log.error({ err: (err as Error).message, source: batch.source }, 'dropped an unreadable record batch');
       }
     }
-    for (const r of records) src.finished[this.routeIndex.get(r.route) ?? this.routeIndex.get('other')!]!++;
+    for (const r of records) src.finished[routeLabelIndex(r.route)]!++;
     this.ingest({ records, inFlight: this.inFlightTotal() });
   }
 

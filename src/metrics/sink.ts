@@ -11,7 +11,7 @@ import type { RequestRecord, WireBatch } from './record.js';
 import { RecordEncoder } from './record-codec.js';
 import type { FromWorker, ToWorker } from './worker.js';
 import { monitorProxyLoop, type ProxyLoopMonitor, type ProxyLoopSample } from '../collectors/host/proxy-loop.js';
-import { ROUTE_LABELS } from '../proxy/routes.js';
+import { ROUTE_LABELS, routeLabelIndex } from '../proxy/routes.js';
 
 export const LOOP_SAMPLE_MS = 5000;
 /**
@@ -25,8 +25,6 @@ export interface RecordSink {
   started(route: string): void;
   finished(record: RequestRecord): void;
 }
-
-const routeIndex = new Map(ROUTE_LABELS.map((r, i) => [r, i]));
 
 /** Batches one proxy loop's starts and records; `deliver` carries each batch away. */
 export class BatchingSink implements RecordSink {
@@ -50,7 +48,7 @@ export class BatchingSink implements RecordSink {
 
   started(route: string): void {
     this.inFlight++;
-    this.startedByRoute[routeIndex.get(route) ?? routeIndex.get('other')!]!++;
+    this.startedByRoute[routeLabelIndex(route)]!++;
     this.schedule();
   }
 

@@ -55,16 +55,18 @@ let decisiveEnd = -1;
  * lie in the buffer.
  */
 export const lastScan = { template: false, valueStart: -1, valueEnd: -1 };
-const fx: EventFacts = { token: false, visible: false, promptTokens: -1, completionTokens: -1, error: false, usageOnly: false };
+/** The caller's facts, filled in as the scan goes (left unspecified when it answers UNKNOWN). */
+let fx: EventFacts;
 
 /**
  * Scans the event in `buf[start, end)`. Returns KNOWN with `facts` filled in exactly as
- * `eventFacts(JSON.parse(...))` would fill them, or UNKNOWN.
+ * `eventFacts(JSON.parse(...))` would fill them, or UNKNOWN (and `facts` says nothing).
  */
 export function scanEvent(buf: Buffer, start: number, end: number, facts: EventFacts): typeof KNOWN | typeof UNKNOWN {
   b = buf;
   p = start;
   e = end;
+  fx = facts;
   fx.token = false;
   fx.visible = false;
   fx.promptTokens = -1;
@@ -78,12 +80,6 @@ export function scanEvent(buf: Buffer, start: number, end: number, facts: EventF
   if (!root()) return UNKNOWN;
   ws();
   if (p !== e) return UNKNOWN;
-  facts.token = fx.token;
-  facts.visible = fx.visible;
-  facts.promptTokens = fx.promptTokens;
-  facts.completionTokens = fx.completionTokens;
-  facts.error = fx.error;
-  facts.usageOnly = fx.usageOnly;
   lastScan.template = fx.token && decisive === 1 && choicesLength === 1 && !usageObject;
   lastScan.valueStart = decisiveStart;
   lastScan.valueEnd = decisiveEnd;

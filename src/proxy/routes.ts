@@ -29,6 +29,13 @@ export function routeFor(path: string): RouteInfo {
   return TABLE[path] ?? TABLE[path.replace(/\/+$/, '')] ?? OTHER;
 }
 
+const LABEL_INDEX = new Map(ROUTE_LABELS.map((r, i) => [r, i]));
+
+/** A route label's position in ROUTE_LABELS (`other`'s for anything else): per-route counts travel as arrays. */
+export function routeLabelIndex(label: string): number {
+  return LABEL_INDEX.get(label) ?? LABEL_INDEX.get(OTHER.route)!;
+}
+
 /** The route info behind a route label (for records the metrics side makes itself). */
 export function routeByLabel(label: string): RouteInfo {
   return Object.values(TABLE).find((r) => r.route === label) ?? OTHER;

@@ -31,7 +31,7 @@ export async function startCluster(config: Config, log: Logger): Promise<Running
   const env = { [CONFIG_ENV]: JSON.stringify(config) };
   // Workers share one listening handle per requested port. Port 0 is made concrete first, so a
   // worker forked again after every other one died still gets the same port.
-  let port = config.listen.port === 0 ? await freePort(config.listen.host) : config.listen.port;
+  const port = config.listen.port === 0 ? await freePort(config.listen.host) : config.listen.port;
   let shuttingDown = false;
   let backoff = RESTART_MIN_MS;
   const live = new Set<Worker>();

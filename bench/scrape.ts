@@ -15,7 +15,7 @@ import { DEFAULT_BUCKETS, type BucketSet } from '../src/metrics/catalog.js';
 import { RequestMetrics } from '../src/metrics/prometheus.js';
 import { encodeRegistry } from '../src/metrics/exposition-proto.js';
 import { DEFAULT_NATIVE, NativeSeries } from '../src/metrics/native.js';
-import type { RequestRecord } from '../src/metrics/record.js';
+import { UNMEASURED, type RequestRecord } from '../src/metrics/record.js';
 import { parseSloConfig } from '../src/slo/config.js';
 import { mulberry32 } from '../src/lib/prng.js';
 import { percentile, sorted } from './lib.js';
@@ -35,6 +35,7 @@ function record(model: number): RequestRecord {
   const tpot = lognormal(0.03, 0.35);
   const gaps = new Float32Array(16).map(() => lognormal(0.03, 0.35));
   return {
+    ...UNMEASURED, startedAt: Date.now(),
     route: 'chat_completions', operation: 'chat', model: `bench-model-${model}`, outcome: 'ok', status: 200, streamed: true,
     ttft, ttfo: ttft, e2e: ttft + tpot * (tokens - 1), inputTokens: 200 + Math.floor(rand() * 2000), outputTokens: tokens,
     tokenSource: 'usage', chunkGaps: gaps, meteringFailure: null, errorType: null,

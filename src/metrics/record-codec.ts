@@ -6,20 +6,25 @@
  * clone of an object graph per request, on both ends.
  *
  * Layout (little-endian), per record:
- *   u8 outcome · u8 token source · u8 metering failure (255: none) · u8 flags (1 streamed, 2 gaps)
+ *   u8 outcome · u8 token source · u8 metering failure (255: none) · u8 flags (1 streamed, 2 gaps, 4 input tokens known)
  *   u16 status · f64 ttft · f64 ttfo · f64 e2e · u32 input tokens · u32 output tokens
- *   str route · str operation · str model · str error type (u16 byte length, 0xffff: null; then UTF-8)
+ *   f64 startedAt · u32 in flight at start · i32 in flight at first token · i32 cached input tokens
+ *   i32 reasoning tokens · u8 trace flags
+ *   str route · str operation · str model · str error type · str tenant · str trace id · str span id
+ *   str parent span id (u16 byte length, 0xffff: null; then UTF-8)
  *   [u32 gap count · f32 × count]
  * A batch is `u32 version · u32 record count · records`. New fields go at the end of a
  * record with a new version; the decoder refuses versions it does not know.
  */
 import { METERING_FAILURES, OUTCOMES, TOKEN_SOURCES, type RequestRecord } from './record.js';
 
-export const CODEC_VERSION = 1;
+export const CODEC_VERSION = 2;
 const NONE = 255;
 const NULL_STRING = 0xffff;
 const HEADER = 8;
-const FIXED = 4 + 2 + 24 + 8;
+const FIXED = 4 + 2 + 24 + 8 + 8 + 16 + 1;
+/** Strings per record, each with its u16 length. */
+const STRINGS = 8;
 
 const outcomeIndex = new Map<string, number>(OUTCOMES.map((o, i) => [o, i]));
 const sourceIndex = new Map<string, number>(TOKEN_SOURCES.map((s, i) => [s, i]));
@@ -41,23 +46,34 @@ export class RecordEncoder {
 
   add(r: RequestRecord): void {
     const gaps = r.chunkGaps;
-    this.reserve(FIXED + 4 * 2 + 3 * (r.route.length + r.operation.length + r.model.length + (r.errorType?.length ?? 0)) + (gaps ? 4 + gaps.length * 4 : 0));
+    const chars = r.route.length + r.operation.length + r.model.length + (r.errorType?.length ?? 0) + (r.tenant?.length ?? 0) + (r.traceId ? 64 : 0);
+    this.reserve(FIXED + 2 * STRINGS + 3 * chars + (gaps ? 4 + gaps.length * 4 : 0));
     const b = this.buf;
     let p = this.pos;
     b[p++] = outcomeIndex.get(r.outcome)!;
     b[p++] = sourceIndex.get(r.tokenSource)!;
     b[p++] = r.meteringFailure === null ? NONE : failureIndex.get(r.meteringFailure)!;
-    b[p++] = (r.streamed ? 1 : 0) | (gaps ? 2 : 0);
+    b[p++] = (r.streamed ? 1 : 0) | (gaps ? 2 : 0) | (r.inputTokensKnown ? 4 : 0);
     p = b.writeUInt16LE(r.status, p);
     p = b.writeDoubleLE(r.ttft, p);
     p = b.writeDoubleLE(r.ttfo, p);
     p = b.writeDoubleLE(r.e2e, p);
     p = b.writeUInt32LE(r.inputTokens >>> 0, p);
     p = b.writeUInt32LE(r.outputTokens >>> 0, p);
+    p = b.writeDoubleLE(r.startedAt, p);
+    p = b.writeUInt32LE(r.inFlightAtStart >>> 0, p);
+    p = b.writeInt32LE(r.inFlightAtFirstToken, p);
+    p = b.writeInt32LE(r.cachedInputTokens, p);
+    p = b.writeInt32LE(r.reasoningTokens, p);
+    b[p++] = r.traceFlags;
     p = writeString(b, p, r.route);
     p = writeString(b, p, r.operation);
     p = writeString(b, p, r.model);
     p = writeString(b, p, r.errorType);
+    p = writeString(b, p, r.tenant);
+    p = writeString(b, p, r.traceId);
+    p = writeString(b, p, r.spanId);
+    p = writeString(b, p, r.parentSpanId);
     if (gaps) {
       p = b.writeUInt32LE(gaps.length, p);
       b.set(new Uint8Array(gaps.buffer, gaps.byteOffset, gaps.byteLength), p);
@@ -123,11 +139,21 @@ export function decodeRecords(data: ArrayBuffer | Uint8Array): RequestRecord[] {
     const e2e = b.readDoubleLE(p + 18);
     const inputTokens = b.readUInt32LE(p + 26);
     const outputTokens = b.readUInt32LE(p + 30);
-    p += 34;
+    const startedAt = b.readDoubleLE(p + 34);
+    const inFlightAtStart = b.readUInt32LE(p + 42);
+    const inFlightAtFirstToken = b.readInt32LE(p + 46);
+    const cachedInputTokens = b.readInt32LE(p + 50);
+    const reasoningTokens = b.readInt32LE(p + 54);
+    const traceFlags = b[p + 58]!;
+    p += 59;
     const route = str() ?? '';
     const operation = str() ?? '';
     const model = str() ?? '';
     const errorType = str();
+    const tenant = str();
+    const traceId = str();
+    const spanId = str();
+    const parentSpanId = str();
     let chunkGaps: Float32Array | null = null;
     if (flags & 2) {
       const count = b.readUInt32LE(p);
@@ -140,6 +166,8 @@ export function decodeRecords(data: ArrayBuffer | Uint8Array): RequestRecord[] {
     out[i] = {
       route, operation, model, outcome, status, streamed: (flags & 1) !== 0, ttft, ttfo, e2e, inputTokens, outputTokens, tokenSource,
       chunkGaps, meteringFailure: failure === NONE ? null : METERING_FAILURES[failure]!, errorType,
+      startedAt, inputTokensKnown: (flags & 4) !== 0, inFlightAtStart, inFlightAtFirstToken, cachedInputTokens, reasoningTokens,
+      tenant, traceId, spanId, parentSpanId, traceFlags,
     };
   }
   if (p !== b.length) throw new Error(`record batch: ${b.length - p} bytes left over`);

@@ -51,7 +51,40 @@ export interface RequestRecord {
   meteringFailure: MeteringFailure | null;
   /** Error type for OTLP `error.type`, null when ok. */
   errorType: string | null;
+  /** Wall-clock start (Unix epoch milliseconds, fractional): t0 on the proxy loop. */
+  startedAt: number;
+  /** True when inputTokens came from the upstream's usage; false means unknown (inputTokens is 0). */
+  inputTokensKnown: boolean;
+  /**
+   * Generation requests in flight on this proxy loop when this one arrived (itself included), and
+   * when its first token arrived (-1: no token). Per loop: under --workers the metrics side adds
+   * the other loops' last reported counts for the machine-wide figure.
+   */
+  inFlightAtStart: number;
+  inFlightAtFirstToken: number;
+  /** usage.prompt_tokens_details.cached_tokens and usage.completion_tokens_details.reasoning_tokens; -1 when not reported. */
+  cachedInputTokens: number;
+  reasoningTokens: number;
+  /**
+   * The request's tenant as the proxy saw it (a header value truncated, or a salted hash of the
+   * key; never a key), not yet bounded: the metrics side bounds it into a label. Null: none.
+   */
+  tenant: string | null;
+  /** W3C trace context of the request's span (lowercase hex), null when tracing is off. */
+  traceId: string | null;
+  spanId: string | null;
+  /** The incoming traceparent's span id, null for a root span. */
+  parentSpanId: string | null;
+  /** W3C trace-flags of the span (bit 0: sampled). */
+  traceFlags: number;
 }
+
+/** The fields a record has before anything is measured: for records the proxy never metered. */
+export const UNMEASURED = {
+  ttft: -1, ttfo: -1, e2e: -1, inputTokens: 0, outputTokens: 0, tokenSource: 'none', chunkGaps: null, meteringFailure: null,
+  inputTokensKnown: false, inFlightAtStart: 0, inFlightAtFirstToken: -1, cachedInputTokens: -1, reasoningTokens: -1,
+  tenant: null, traceId: null, spanId: null, parentSpanId: null, traceFlags: 0,
+} as const satisfies Partial<RequestRecord>;
 
 /** What the exporters ingest: decoded records, and the machine's requests in flight. */
 export interface RecordBatch {

@@ -13,7 +13,7 @@ import { COLLECTORS } from '../collectors/index.js';
 import { ModelLabels } from './models.js';
 import { RequestMetrics, nativeOptionsFrom } from './prometheus.js';
 import { startOtlp, type OtlpHook } from './otlp-start.js';
-import type { RecordBatch, RequestRecord, WireBatch } from './record.js';
+import { UNMEASURED, type RecordBatch, type RequestRecord, type WireBatch } from './record.js';
 import { decodeRecords } from './record-codec.js';
 import { ROUTE_LABELS, routeByLabel, routeLabelIndex } from '../proxy/routes.js';
 import { ProxyLoopMetrics } from '../collectors/host/proxy-loop.js';
@@ -95,7 +95,7 @@ export class MetricsSide {
     src.started.forEach((n, i) => {
       const info = routeByLabel(ROUTE_LABELS[i]!);
       for (let k = src.finished[i]!; k < n; k++) {
-        lost.push({ route: info.route, operation: info.operation, model: '', outcome: 'worker_lost', status: 0, streamed: false, ttft: -1, ttfo: -1, e2e: -1, inputTokens: 0, outputTokens: 0, tokenSource: 'none', chunkGaps: null, meteringFailure: null, errorType: 'worker_lost' });
+        lost.push({ ...UNMEASURED, route: info.route, operation: info.operation, model: '', outcome: 'worker_lost', status: 0, streamed: false, errorType: 'worker_lost', startedAt: Date.now() });
       }
     });
     if (lost.length > 0) this.log.warn({ source, requests: lost.length }, 'counted the requests a dead proxy worker had in flight as worker_lost');

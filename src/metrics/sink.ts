@@ -21,8 +21,10 @@ export const LOOP_SAMPLE_MS = 5000;
 export const FLUSH_MS = 20;
 
 export interface RecordSink {
-  /** A request arrived on `route` (a ROUTE_LABELS value). */
-  started(route: string): void;
+  /** A request arrived on `route` (a ROUTE_LABELS value); answers this loop's requests in flight, itself included. */
+  started(route: string): number;
+  /** This loop's requests in flight now. */
+  readonly inFlight: number;
   finished(record: RequestRecord): void;
 }
 
@@ -30,7 +32,7 @@ export interface RecordSink {
 export class BatchingSink implements RecordSink {
   private readonly encoder = new RecordEncoder();
   private readonly startedByRoute = new Array<number>(ROUTE_LABELS.length).fill(0);
-  private inFlight = 0;
+  private live = 0;
   private timer: NodeJS.Timeout | null = null;
   private readonly loop: ProxyLoopMonitor;
   private readonly loopTimer: NodeJS.Timeout;
@@ -46,14 +48,18 @@ export class BatchingSink implements RecordSink {
     this.loopTimer.unref();
   }
 
-  started(route: string): void {
-    this.inFlight++;
+  get inFlight(): number {
+    return this.live;
+  }
+
+  started(route: string): number {
     this.startedByRoute[routeLabelIndex(route)]!++;
     this.schedule();
+    return ++this.live;
   }
 
   finished(record: RequestRecord): void {
-    this.inFlight--;
+    this.live--;
     this.encoder.add(record);
     this.schedule();
   }
@@ -74,7 +80,7 @@ export class BatchingSink implements RecordSink {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.lastFlush = performance.now();
-    this.deliver({ source: this.source, records: this.encoder.take(), inFlight: this.inFlight, startedByRoute: [...this.startedByRoute] });
+    this.deliver({ source: this.source, records: this.encoder.take(), inFlight: this.live, startedByRoute: [...this.startedByRoute] });
   }
 
   stop(): void {

@@ -60,8 +60,8 @@ export class Exchange implements Dispatcher.DispatchHandler {
     private readonly path: string,
     t0: number,
   ) {
-    this.meter = new RequestMeter(t0, false);
-    ctx.sink.started(route.route);
+    this.meter = new RequestMeter(t0, false, ctx.sink);
+    this.meter.inFlightAtStart = ctx.sink.started(route.route);
     res.on('close', this.onClientClose);
   }
 
@@ -82,7 +82,11 @@ export class Exchange implements Dispatcher.DispatchHandler {
       if (declared > this.ctx.bodyLimit) return this.reject(new InfermeterError('BODY_TOO_LARGE'));
       body = this.req;
     }
-    if (injected) this.meter = new RequestMeter(this.meter.t0, true);
+    if (injected) {
+      const first = this.meter;
+      this.meter = new RequestMeter(first.t0, true, this.ctx.sink);
+      this.meter.inFlightAtStart = first.inFlightAtStart;
+    }
     this.headers = upstreamRequestHeaders(this.req.headers, this.req.socket.remoteAddress, Buffer.isBuffer(body) ? body.length : null);
     this.body = body;
     this.replayable = Buffer.isBuffer(body) || body === null;

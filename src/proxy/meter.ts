@@ -15,6 +15,11 @@ const SCANNED: EventFacts = { token: false, visible: false, promptTokens: -1, co
 /** A non-streamed JSON body larger than this is relayed but not parsed for usage. */
 const MAX_JSON_BODY = 8 * 1024 * 1024;
 
+export interface InFlightCount {
+  readonly inFlight: number;
+}
+const NO_LOOP: InFlightCount = { inFlight: 0 };
+
 export class RequestMeter {
   firstToken = -1;
   firstOutput = -1;
@@ -39,10 +44,16 @@ export class RequestMeter {
   /** Events answered by the template (tests; a counter costs nothing here). */
   templateHits = 0;
 
+  /** Requests in flight on this loop when the request arrived, and when its first token did (-1: none yet). */
+  inFlightAtStart = 0;
+  inFlightAtFirstToken = -1;
+
   constructor(
     readonly t0: number,
     /** Drop the usage-only chunk from what the client sees (we injected include_usage). */
     readonly stripUsage: boolean,
+    /** This loop's requests in flight (the sink), read once, at the first token. */
+    readonly loop: InFlightCount = NO_LOOP,
   ) {}
 
   /** SseFramer's data handler. */
@@ -88,8 +99,10 @@ export class RequestMeter {
   private onTokenChunk(visible: boolean): void {
     const now = this.now;
     this.tokenChunks++;
-    if (this.firstToken < 0) this.firstToken = now;
-    else this.pushGap((now - this.lastToken) / 1000);
+    if (this.firstToken < 0) {
+      this.firstToken = now;
+      this.inFlightAtFirstToken = this.loop.inFlight;
+    } else this.pushGap((now - this.lastToken) / 1000);
     if (visible && this.firstOutput < 0) this.firstOutput = now;
     this.lastToken = now;
   }
@@ -164,6 +177,17 @@ export class RequestMeter {
       chunkGaps: this.gaps ? this.gaps.subarray(0, this.gapCount) : null,
       meteringFailure: this.failure,
       errorType: base.errorType,
+      startedAt: performance.timeOrigin + this.t0,
+      inputTokensKnown: this.promptTokens >= 0,
+      inFlightAtStart: this.inFlightAtStart,
+      inFlightAtFirstToken: this.inFlightAtFirstToken,
+      cachedInputTokens: -1,
+      reasoningTokens: -1,
+      tenant: null,
+      traceId: null,
+      spanId: null,
+      parentSpanId: null,
+      traceFlags: 0,
     };
   }
 }

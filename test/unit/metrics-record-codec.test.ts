@@ -21,6 +21,17 @@ function record(i: number): RequestRecord {
     chunkGaps: i % 4 ? Float32Array.from({ length: i % 50 }, (_, k) => k / 1000) : null,
     meteringFailure: i % 6 ? null : METERING_FAILURES[i % METERING_FAILURES.length]!,
     errorType: i % 7 ? null : 'upstream_refused',
+    startedAt: 1_780_000_000_000 + i * 0.125,
+    inputTokensKnown: i % 3 === 0,
+    inFlightAtStart: i % 300,
+    inFlightAtFirstToken: i % 5 ? i % 200 : -1,
+    cachedInputTokens: i % 4 ? -1 : i * 2,
+    reasoningTokens: i % 6 ? -1 : i,
+    tenant: i % 5 ? null : `tenant-${i}-é`,
+    traceId: i % 2 ? null : (i.toString(16).padStart(32, '0')),
+    spanId: i % 2 ? null : (i.toString(16).padStart(16, 'a')),
+    parentSpanId: i % 4 ? null : 'b'.repeat(16),
+    traceFlags: i % 2,
   };
 }
 

@@ -11,12 +11,13 @@ import { resolveConfig } from '../../src/config.js';
 import { RequestMetrics } from '../../src/metrics/prometheus.js';
 import { OtlpRecorder } from '../../src/metrics/otlp.js';
 import { ReportingExporter } from '../../src/metrics/otlp-export.js';
-import type { RequestRecord } from '../../src/metrics/record.js';
+import { UNMEASURED, type RequestRecord } from '../../src/metrics/record.js';
 import { parseSloConfig } from '../../src/slo/config.js';
 import { parsePrometheusText, sumSamples } from '../../src/lib/prom-text.js';
 
 function record(over: Partial<RequestRecord>): RequestRecord {
   return {
+    ...UNMEASURED, startedAt: Date.now(),
     route: 'chat_completions', operation: 'chat', model: 'm1', outcome: 'ok', status: 200, streamed: true,
     ttft: 0.05, ttfo: 0.06, e2e: 0.5, inputTokens: 10, outputTokens: 5, tokenSource: 'usage',
     chunkGaps: Float32Array.from([0.1, 0.1, 0.1, 0.1]), meteringFailure: null, errorType: null, ...over,

@@ -9,7 +9,7 @@ import { pino } from 'pino';
 import { resolveConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { startOtlp } from '../../src/metrics/otlp-start.js';
-import type { RequestRecord } from '../../src/metrics/record.js';
+import { UNMEASURED, type RequestRecord } from '../../src/metrics/record.js';
 import { FakeOtlpReceiver } from '../fakes/otlp-receiver.js';
 
 const config = resolveConfig({ upstream: 'http://127.0.0.1:8000' }, {});
@@ -30,6 +30,7 @@ function withEnv<T>(vars: Record<string, string>, fn: () => T): T {
 // The endpoint is resolved when the hook starts; the SDK, loaded later, must not need the env.
 
 const record: RequestRecord = {
+  ...UNMEASURED, startedAt: Date.now(),
   route: 'chat_completions', operation: 'chat', model: 'm', outcome: 'ok', status: 200, streamed: true,
   ttft: 0.1, ttfo: 0.1, e2e: 1, inputTokens: 3, outputTokens: 4, tokenSource: 'usage', chunkGaps: null, meteringFailure: null, errorType: null,
 };

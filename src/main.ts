@@ -112,7 +112,9 @@ export async function drainProxy(app: App, config: Config, log: Logger): Promise
   }, config.shutdownTimeout * 1000);
   // Connections that finish their last stream while we drain go idle: close them too.
   const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
-  await app.close();
+  const closed = app.close();
+  log.debug('proxy listener closed; waiting for the requests in flight');
+  await closed;
   clearInterval(sweep);
   clearTimeout(deadline);
 }

@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { request } from 'undici';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.js';
 import { ROOT, scrape, sumSamples } from '../helpers.js';
 
@@ -64,7 +65,7 @@ test('the demo: Ctrl-C (SIGINT to the process group) stops everything without a 
   }
 });
 
-test('serve with nvidia-smi dmon running: Ctrl-C to the process group drains and exits 0 without a warning', async () => {
+test('serve with nvidia-smi dmon running and a stream in flight: Ctrl-C to the process group drains it and exits 0 without a warning', async () => {
   const { child, output } = startGroup(['--upstream', upstream.url, '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0', '--nvidia-smi', FAKE_NVIDIA_SMI, '--no-collector.engine', '--no-collector.host']);
   try {
     const m = await waitFor(output, /"metrics":"(127\.0\.0\.1:\d+)"/, child);
@@ -74,7 +75,13 @@ test('serve with nvidia-smi dmon running: Ctrl-C to the process group drains and
       assert.ok(Date.now() < deadline, 'the GPU collector never came up');
       await new Promise((r) => setTimeout(r, 100));
     }
+    // A drain that takes a while: the children outlive the signal by as long.
+    const proxy = /"proxy":"(127\.0\.0\.1:\d+)"/.exec(output())![1]!;
+    const res = await request(`http://${proxy}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'fake-model', stream: true, fake: { schedule: { firstMs: 5, chunks: 30, gapMs: 50 } } }) });
+    const text = res.body.text();
+    await new Promise((r) => setTimeout(r, 200));
     assert.equal(await ctrlC(child), 0);
+    assert.match(await text, /tok29[\s\S]*\[DONE\]/, 'the stream in flight finished');
     assert.match(output(), /"msg":"stopped"/);
     assert.deepEqual(complaints(output()), []);
   } finally {

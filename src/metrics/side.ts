@@ -85,6 +85,7 @@ export class MetricsSide {
       this.log.info({ buckets: r.bucketsKept }, 'config reload: histogram bucket boundaries stay as they are until restart (existing series keep their le set); the SLO counters use the new thresholds now');
     }
     this.requests.setSlos(r.live.slos);
+    this.otlp?.setSlos(r.live.slos);
     this.models.reconfigure(r.live.models, r.live.modelsRefresh);
     setLogLevel(this.log, r.live.logLevel);
     this.config = { ...this.config, ...r.live };
@@ -170,6 +171,7 @@ export class MetricsSide {
     this.collectors.start(COLLECTORS);
     if (this.config.readyRequiresUpstream) {
       // The model-list read doubles as the probe (it runs even with an allowlist, which it then leaves alone).
+      if (this.models.fixed) void this.models.refresh(); // with no allowlist, start() has just asked
       this.probeTimer = setInterval(() => void this.models.refresh(), UPSTREAM_PROBE_MS);
       this.probeTimer.unref();
     }

@@ -158,3 +158,24 @@ test('--workers 2: ready once the workers listen; a blocked worker turns /health
     await p.stop();
   }
 });
+
+test('--ready-requires-upstream: 503 naming the upstream while it does not answer, 200 once it does (even with an allowlist)', async () => {
+  const port = await freePort();
+  const down = await startProxy({ upstream: `http://127.0.0.1:${port}`, readyRequiresUpstream: 'true', models: 'fake-model' });
+  try {
+    const base = down.metricsUrl.replace(/\/metrics$/, '');
+    await new Promise((r) => setTimeout(r, 300));
+    const a = await probe(base, '/readyz');
+    assert.equal(a.status, 503);
+    assert.match(a.body, /^upstream: no answer from the upstream/);
+    assert.equal((await probe(base, '/healthz')).status, 200, 'the upstream being down is no reason to restart infermeter');
+  } finally {
+    await down.close();
+  }
+  const up = await startProxy({ upstream: upstream.url, readyRequiresUpstream: 'true', models: 'fake-model' });
+  try {
+    await until(up.metricsUrl.replace(/\/metrics$/, ''), '/readyz', (x) => x.status === 200, 3000);
+  } finally {
+    await up.close();
+  }
+});

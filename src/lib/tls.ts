@@ -8,18 +8,9 @@ import { readFileSync } from 'node:fs';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { createSecureContext, type ConnectionOptions } from 'node:tls';
 import { ConfigError } from '../errors.js';
+import type { Config } from '../config.js';
 
-interface TlsFiles {
-  upstream: string;
-  upstreamCa: string;
-  upstreamCert: string;
-  upstreamKey: string;
-  upstreamInsecureSkipVerify: boolean;
-  tlsCert: string;
-  tlsKey: string;
-  metricsTlsCert: string;
-  metricsTlsKey: string;
-}
+type TlsFiles = Pick<Config, 'upstream' | 'upstreamCa' | 'upstreamCert' | 'upstreamKey' | 'upstreamInsecureSkipVerify' | 'tlsCert' | 'tlsKey' | 'metricsTlsCert' | 'metricsTlsKey'>;
 
 function read(path: string, flag: string): string {
   try {

@@ -220,6 +220,7 @@ export class MetricsSide {
 
   /** POST /-/reload: as SIGHUP; the parent learns of it (log level, workers) through onReload. */
   private serveReload(res: ServerResponse): void {
+    res.req.resume(); // a body, if any, means nothing here
     if (!this.config.webEnableLifecycle) {
       res.writeHead(403, { 'content-type': 'text/plain' }).end('POST /-/reload is off; start infermeter with --web.enable-lifecycle (or send SIGHUP)\n');
       return;

@@ -124,6 +124,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'collectorHost', flag: '--no-collector.host', help: 'turn the host collector off', default: 'true', parse: parseBool },
   { key: 'nativeHistogramBucketFactor', flag: '--native-histogram-bucket-factor <factor>', help: 'native histograms: largest growth from one bucket to the next (1.1 = schema 3, buckets at most 9% wide)', default: '1.1', parse: parseBucketFactor },
   { key: 'nativeHistogramMaxBuckets', flag: '--native-histogram-max-buckets <n>', help: 'native histograms: most buckets per series; past it a series resets, widens its zero bucket or halves its resolution', default: '160', parse: parsePositiveInt },
+  { key: 'nativeHistogramMinResetDuration', flag: '--native-histogram-min-reset-duration <duration>', help: 'native histograms: a series over its bucket limit resets only after living this long (0 = never reset)', default: '1h', parse: parseDuration },
   { key: 'readyRequiresUpstream', flag: '--ready-requires-upstream', help: '/readyz also requires that the upstream answered within the last 15 s (a request, or a probe of /v1/models every 5 s)', default: 'false', parse: parseBool },
   { key: 'livenessTimeout', flag: '--liveness-timeout <duration>', help: '/healthz answers 503 when a proxy loop (or worker) has not sent its 1 s heartbeat for this long', default: '10s', parse: (v) => positiveDuration(v) },
   { key: 'webEnableLifecycle', flag: '--web.enable-lifecycle', help: 'accept POST /-/reload on the metrics listener (re-reads --config, as SIGHUP does)', default: 'false', parse: parseBool },
@@ -135,7 +136,6 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'tlsKey', flag: '--tls-key <file>', help: 'PEM private key of --tls-cert', default: '', parse: (v) => v },
   { key: 'metricsTlsCert', flag: '--metrics-tls-cert <file>', help: 'PEM certificate: the metrics listener speaks HTTPS (with --metrics-tls-key)', default: '', parse: (v) => v },
   { key: 'metricsTlsKey', flag: '--metrics-tls-key <file>', help: 'PEM private key of --metrics-tls-cert', default: '', parse: (v) => v },
-  { key: 'nativeHistogramMinResetDuration', flag: '--native-histogram-min-reset-duration <duration>', help: 'native histograms: a series over its bucket limit resets only after living this long (0 = never reset)', default: '1h', parse: parseDuration },
 ];
 
 function positiveDuration(v: string): number {

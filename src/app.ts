@@ -8,6 +8,7 @@
  * one loop that relays every chunk (docs/performance.md).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { Pool } from 'undici';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
@@ -15,6 +16,7 @@ import type { RecordSink } from './metrics/sink.js';
 import { InfermeterError } from './errors.js';
 import { Exchange, type ProxyContext } from './proxy/exchange.js';
 import { routeFor } from './proxy/routes.js';
+import { listenerTls, upstreamConnectOptions } from './lib/tls.js';
 
 /** Methods forwarded; anything else (TRACE, CONNECT, WebDAV verbs) is refused with 405. */
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']);
@@ -35,6 +37,7 @@ export function buildApp(config: Config, sink: RecordSink, log: Logger): App {
     headersTimeout: config.headersTimeout * 1000,
     bodyTimeout: config.idleTimeout * 1000,
     keepAliveTimeout: 4_000,
+    connect: upstreamConnectOptions(config),
   });
   const ctx: ProxyContext = {
     pool,
@@ -72,16 +75,16 @@ export function buildApp(config: Config, sink: RecordSink, log: Logger): App {
     });
   };
 
-  const server = createServer(
-    {
-      // Generation can take minutes: no server-side request timeout beyond the upstream's.
-      requestTimeout: 0,
-      keepAliveTimeout: 65_000,
-      // Nagle would hold a small chunk back for the previous one's ACK.
-      noDelay: true,
-    },
-    handle,
-  );
+  const options = {
+    // Generation can take minutes: no server-side request timeout beyond the upstream's.
+    requestTimeout: 0,
+    keepAliveTimeout: 65_000,
+    // Nagle would hold a small chunk back for the previous one's ACK.
+    noDelay: true,
+  };
+  const tls = listenerTls(config.tlsCert, config.tlsKey);
+  // An https.Server is an http.Server for everything here (close, closeIdleConnections, ...).
+  const server = (tls ? createHttpsServer({ ...options, ...tls }, handle) : createServer(options, handle)) as Server;
   server.timeout = 0;
 
   return {

@@ -12,6 +12,7 @@ import {
   oneOf, parseBool, parseDuration, parseHostPort, parseHttpUrl, parseList, parsePositiveInt, parseSize, type HostPort,
 } from './lib/parse.js';
 import { AUTO_MAX, parseWorkers } from './cluster/cpus.js';
+import { checkTlsFiles } from './lib/tls.js';
 import { parseSloConfig, thresholdsInBucketSet, type SloConfig } from './slo/config.js';
 
 export const ENGINES = ['vllm', 'sglang', 'tgi', 'llamacpp', 'trtllm', 'ollama', 'openai'] as const;
@@ -54,12 +55,36 @@ export interface Config {
   nativeHistogramMaxBuckets: number;
   /** Seconds a native series must have lived before the bucket limit may reset it (0: never). */
   nativeHistogramMinResetDuration: number;
+  /** /readyz also requires that the upstream answered recently. */
+  readyRequiresUpstream: boolean;
+  /** /healthz answers 503 when a proxy loop's heartbeat is older than this (seconds). */
+  livenessTimeout: number;
+  /** POST /-/reload on the metrics listener (as Prometheus' --web.enable-lifecycle). */
+  webEnableLifecycle: boolean;
+  /** Upstream TLS: file paths ('' = unset), read where the connection pool is built (tls.ts). */
+  upstreamCa: string;
+  upstreamCert: string;
+  upstreamKey: string;
+  upstreamInsecureSkipVerify: boolean;
+  /** Listener TLS (node:https) when both are set. */
+  tlsCert: string;
+  tlsKey: string;
+  metricsTlsCert: string;
+  metricsTlsKey: string;
   configFile: string | null;
   buckets: Record<BucketSet, number[]>;
   slos: SloConfig;
+  /** What this config was resolved from, so that a reload (SIGHUP) resolves it again the same way. */
+  sources: ConfigSources;
 }
 
-type Scalar = Exclude<keyof Config, 'buckets' | 'slos' | 'configFile'>;
+/** The command-line values and INFERMETER_* environment a config was resolved from (plain data). */
+export interface ConfigSources {
+  cli: Record<string, unknown>;
+  env: Record<string, string>;
+}
+
+type Scalar = Exclude<keyof Config, 'buckets' | 'slos' | 'configFile' | 'sources'>;
 
 interface OptionSpec {
   key: Scalar;
@@ -71,7 +96,7 @@ interface OptionSpec {
 
 /** Every flag in one table; README's flag table is generated from it. */
 export const OPTIONS: readonly OptionSpec[] = [
-  { key: 'upstream', flag: '--upstream <url>', help: 'inference server base URL (required), e.g. http://127.0.0.1:8000', parse: parseHttpUrl },
+  { key: 'upstream', flag: '--upstream <url>', help: 'inference server base URL (required), http or https, e.g. http://127.0.0.1:8000', parse: parseHttpUrl },
   { key: 'listen', flag: '--listen <host:port>', help: 'proxy listener', default: '0.0.0.0:8080', parse: (v) => parseHostPort(v) },
   { key: 'metricsListen', flag: '--metrics-listen <host:port>', help: 'listener for /metrics (bind to 127.0.0.1 to keep it local)', default: '0.0.0.0:9464', parse: (v) => parseHostPort(v) },
   { key: 'engine', flag: '--engine <kind>', help: `inference engine kind: ${ENGINES.join(', ')}`, default: 'vllm', parse: oneOf(ENGINES) },
@@ -100,7 +125,24 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'nativeHistogramBucketFactor', flag: '--native-histogram-bucket-factor <factor>', help: 'native histograms: largest growth from one bucket to the next (1.1 = schema 3, buckets at most 9% wide)', default: '1.1', parse: parseBucketFactor },
   { key: 'nativeHistogramMaxBuckets', flag: '--native-histogram-max-buckets <n>', help: 'native histograms: most buckets per series; past it a series resets, widens its zero bucket or halves its resolution', default: '160', parse: parsePositiveInt },
   { key: 'nativeHistogramMinResetDuration', flag: '--native-histogram-min-reset-duration <duration>', help: 'native histograms: a series over its bucket limit resets only after living this long (0 = never reset)', default: '1h', parse: parseDuration },
+  { key: 'readyRequiresUpstream', flag: '--ready-requires-upstream', help: '/readyz also requires that the upstream answered within the last 15 s (a request, or a probe of /v1/models every 5 s)', default: 'false', parse: parseBool },
+  { key: 'livenessTimeout', flag: '--liveness-timeout <duration>', help: '/healthz answers 503 when a proxy loop (or worker) has not sent its 1 s heartbeat for this long', default: '10s', parse: (v) => positiveDuration(v) },
+  { key: 'webEnableLifecycle', flag: '--web.enable-lifecycle', help: 'accept POST /-/reload on the metrics listener (re-reads --config, as SIGHUP does)', default: 'false', parse: parseBool },
+  { key: 'upstreamCa', flag: '--upstream-ca <file>', help: 'PEM CA bundle that verifies an https upstream (replaces the system roots for it)', default: '', parse: (v) => v },
+  { key: 'upstreamCert', flag: '--upstream-cert <file>', help: 'PEM client certificate for an upstream that requires mTLS (with --upstream-key)', default: '', parse: (v) => v },
+  { key: 'upstreamKey', flag: '--upstream-key <file>', help: 'PEM private key of --upstream-cert', default: '', parse: (v) => v },
+  { key: 'upstreamInsecureSkipVerify', flag: '--upstream-insecure-skip-verify', help: 'UNSAFE: do not verify the upstream\'s certificate (anyone on the path can read and change traffic); for tests only', default: 'false', parse: parseBool },
+  { key: 'tlsCert', flag: '--tls-cert <file>', help: 'PEM certificate: the proxy listener speaks HTTPS (with --tls-key)', default: '', parse: (v) => v },
+  { key: 'tlsKey', flag: '--tls-key <file>', help: 'PEM private key of --tls-cert', default: '', parse: (v) => v },
+  { key: 'metricsTlsCert', flag: '--metrics-tls-cert <file>', help: 'PEM certificate: the metrics listener speaks HTTPS (with --metrics-tls-key)', default: '', parse: (v) => v },
+  { key: 'metricsTlsKey', flag: '--metrics-tls-key <file>', help: 'PEM private key of --metrics-tls-cert', default: '', parse: (v) => v },
 ];
+
+function positiveDuration(v: string): number {
+  const s = parseDuration(v);
+  if (!(s > 0)) throw new Error(`expected a duration above 0 such as 10s, got "${v}"`);
+  return s;
+}
 
 function parseBucketFactor(value: string): number {
   const f = Number(value.trim());
@@ -132,9 +174,10 @@ export function addConfigOptions(cmd: Command): Command {
  * Resolves the final config from commander's parsed values, the environment and the
  * config file. `cliValues` holds only what was given on the command line.
  */
-export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Config {
+export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env, opts: { requireAll?: boolean } = {}): Config {
   const configFile = (cliValues['config'] as string | undefined) ?? env['INFERMETER_CONFIG'] ?? null;
   const file = configFile ? readConfigFile(configFile) : {};
+  checkFileKeys(file, configFile);
   const out: Record<string, unknown> = {};
   for (const spec of OPTIONS) {
     const flag = flagName(spec);
@@ -155,6 +198,7 @@ export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.Pr
       if (Array.isArray(raw)) raw = raw.join(',');
     }
     if (raw === undefined) raw = spec.default;
+    if (raw === undefined && opts.requireAll === false) continue;
     if (raw === undefined) throw new ConfigError(flag, `is required (${spec.help}); also settable as ${envName(spec)}`);
     try {
       out[spec.key] = spec.parse(String(raw));
@@ -162,11 +206,11 @@ export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.Pr
       throw new ConfigError(where, (err as Error).message, { cause: err });
     }
   }
-  const unknown = Object.keys(file).filter((k) => !OPTIONS.some((o) => o.key === k) && k !== 'slos' && k !== 'buckets');
-  if (unknown.length > 0) throw new ConfigError(`--config ${configFile}`, `unknown key(s): ${unknown.join(', ')}`);
   const cfg = out as unknown as Config;
   cfg.configFile = configFile;
-  if (cfg.engineMetrics === '') cfg.engineMetrics = `${cfg.upstream}/metrics`;
+  cfg.sources = { cli: plainValues(cliValues), env: infermeterEnv(env) };
+  checkTlsFiles(cfg);
+  if (cfg.engineMetrics === '' && cfg.upstream) cfg.engineMetrics = `${cfg.upstream}/metrics`;
   if (cfg.collectorGpu && cfg.gpuSource === 'dcgm-exporter' && cfg.dcgmExporterUrl === '') {
     throw new ConfigError('--dcgm-exporter-url', 'is required with --gpu-source dcgm-exporter: the exporter\'s metrics URL, e.g. http://127.0.0.1:9400/metrics');
   }
@@ -174,6 +218,33 @@ export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.Pr
   cfg.slos = parseSloConfig(file['slos'], `--config ${configFile}: slos`);
   cfg.buckets = resolveBuckets(file['buckets'], cfg.slos, `--config ${configFile}: buckets`);
   return cfg;
+}
+
+/** Only the keys of the flag table, plus slos and buckets: anything else stops with the same message everywhere. */
+function checkFileKeys(file: Record<string, unknown>, configFile: string | null): void {
+  const unknown = Object.keys(file).filter((k) => !OPTIONS.some((o) => o.key === k) && k !== 'slos' && k !== 'buckets');
+  if (unknown.length > 0) throw new ConfigError(`--config ${configFile}`, `unknown key(s): ${unknown.join(', ')} (expected keys of the flag table, slos or buckets)`);
+}
+
+/**
+ * Reads and validates a config file with exactly the schema `serve` uses (every key, every
+ * value), for subcommands that need only part of it (rules: slos; demo; bench). Flags and the
+ * environment play no part: the file alone must be valid.
+ */
+export function loadConfigFile(path: string): Config {
+  return resolveConfig({ config: path }, {}, { requireAll: false });
+}
+
+function plainValues(values: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(values)) if (v !== undefined && (typeof v !== 'object' || v === null)) out[k] = v;
+  return out;
+}
+
+function infermeterEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (k.startsWith('INFERMETER_') && v !== undefined) out[k] = v;
+  return out;
 }
 
 function readConfigFile(path: string): Record<string, unknown> {

@@ -9,6 +9,7 @@ export const ERRORS = {
   UPSTREAM_REFUSED: { status: 502, outcome: 'upstream_unreachable', type: 'upstream_refused', message: 'The inference server refused the connection.' },
   UPSTREAM_UNREACHABLE: { status: 503, outcome: 'upstream_unreachable', type: 'upstream_unreachable', message: 'The inference server cannot be reached.' },
   UPSTREAM_TIMEOUT: { status: 504, outcome: 'upstream_timeout', type: 'upstream_timeout', message: 'The inference server did not answer in time.' },
+  UPSTREAM_TLS: { status: 502, outcome: 'upstream_unreachable', type: 'upstream_tls_error', message: 'The TLS handshake with the inference server failed.' },
   UPSTREAM_BROKEN: { status: 502, outcome: 'upstream_error', type: 'upstream_connection_error', message: 'The connection to the inference server failed before it answered.' },
   BODY_TOO_LARGE: { status: 413, outcome: 'rejected', type: 'request_too_large', message: 'The request body is larger than the configured limit.' },
   BAD_REQUEST: { status: 400, outcome: 'rejected', type: 'bad_request', message: 'The request could not be read.' },
@@ -20,10 +21,13 @@ export type ErrorCode = keyof typeof ERRORS;
 
 export class InfermeterError extends Error {
   readonly code: ErrorCode;
-  constructor(code: ErrorCode, options?: { cause?: unknown }) {
+  /** A fixed code appended to the client's message (the TLS error's name, never upstream text). */
+  readonly detail: string | null;
+  constructor(code: ErrorCode, options?: { cause?: unknown; detail?: string }) {
     super(ERRORS[code].message, options);
     this.name = 'InfermeterError';
     this.code = code;
+    this.detail = options?.detail ?? null;
   }
   get status(): number {
     return ERRORS[this.code].status;
@@ -34,7 +38,8 @@ export class InfermeterError extends Error {
   /** The body a client receives: the OpenAI error shape. */
   body(): string {
     const e = ERRORS[this.code];
-    return JSON.stringify({ error: { message: e.message, type: e.type, code: e.status, param: null } });
+    const message = this.detail ? `${e.message} (${this.detail})` : e.message;
+    return JSON.stringify({ error: { message, type: e.type, code: e.status, param: null } });
   }
 }
 
@@ -50,6 +55,8 @@ export class ConfigError extends Error {
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 const UNREACHABLE_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN']);
+/** OpenSSL's and Node's names for a failed handshake or certificate check (wrong CA, mTLS refused, ...). */
+const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|UNABLE_TO_|CERT_|SELF_SIGNED_|DEPTH_ZERO_|HOSTNAME_MISMATCH|EPROTO$)/;
 
 /** Maps an undici/socket error met before the response started to one coded error. */
 export function upstreamError(err: unknown): InfermeterError {
@@ -57,6 +64,7 @@ export function upstreamError(err: unknown): InfermeterError {
   if (code === 'ECONNREFUSED') return new InfermeterError('UPSTREAM_REFUSED', { cause: err });
   if (UNREACHABLE_CODES.has(code)) return new InfermeterError('UPSTREAM_UNREACHABLE', { cause: err });
   if (TIMEOUT_CODES.has(code)) return new InfermeterError('UPSTREAM_TIMEOUT', { cause: err });
+  if (TLS_CODE.test(code)) return new InfermeterError('UPSTREAM_TLS', { cause: err, detail: code });
   return new InfermeterError('UPSTREAM_BROKEN', { cause: err });
 }
 

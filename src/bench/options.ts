@@ -2,7 +2,7 @@
 import { ConfigError } from '../errors.js';
 import { oneOf, parseDuration, parseHttpUrl, parseList } from '../lib/parse.js';
 import { SLO_NAMES, type Thresholds } from '../slo/config.js';
-import { ENGINES } from '../config.js';
+import { ENGINES, loadConfigFile } from '../config.js';
 import { BENCH_SLOS } from './report.js';
 import type { BenchOptions } from './run.js';
 
@@ -21,6 +21,8 @@ export interface BenchFlags {
   arrivals: string;
   seed: string;
   slo?: string;
+  /** An infermeter config file: validated whole; its slos.default thresholds are the goodput SLOs unless --slo is given. */
+  config?: string;
   out?: string;
   nvidiaSmi: string;
   engineMetrics?: string;
@@ -71,6 +73,13 @@ export function parseSloFlag(v: string | undefined): Thresholds {
   return out;
 }
 
+/** The thresholds bench judges (TTFO is not: the client sees a first token of any kind). */
+function benchSlosOf(t: Thresholds): Thresholds {
+  const out: Thresholds = {};
+  for (const name of BENCH_SLOS) if (t[name] !== undefined) out[name] = t[name];
+  return out;
+}
+
 export function resolveBenchOptions(f: BenchFlags, command: string[]): BenchOptions & { out: string } {
   if (!f.target) throw new ConfigError('--target', 'required: the inference server URL, e.g. http://127.0.0.1:8000');
   const target = flag('--target', () => parseHttpUrl(f.target!));
@@ -96,7 +105,7 @@ export function resolveBenchOptions(f: BenchFlags, command: string[]): BenchOpti
     }),
     arrivals: flag('--arrivals', () => oneOf(['poisson', 'constant'] as const)(f.arrivals)),
     seed: flag('--seed', () => count(f.seed, 0)),
-    slo: flag('--slo', () => parseSloFlag(f.slo)),
+    slo: f.slo === undefined && f.config ? benchSlosOf(loadConfigFile(f.config).slos.default) : flag('--slo', () => parseSloFlag(f.slo)),
     nvidiaSmi: f.nvidiaSmi === 'none' ? null : f.nvidiaSmi,
     engineMetrics: f.engineMetrics === 'none' ? '' : f.engineMetrics === undefined ? null : flag('--engine-metrics', () => parseHttpUrl(f.engineMetrics!)),
     engine: f.engine === undefined ? null : flag('--engine', () => oneOf(ENGINES)(f.engine!)),

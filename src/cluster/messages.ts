@@ -9,7 +9,10 @@ export type FromProxyWorker =
   /** The listener could not be opened: the primary stops with this message. */
   | { type: 'fatal'; message: string };
 
-export type ToProxyWorker = { type: 'drain' };
+export type ToProxyWorker =
+  | { type: 'drain' }
+  /** A config reload: the only live setting a proxy worker holds is its log level. */
+  | { type: 'reload'; logLevel: string };
 
 /** Environment of a forked worker: the resolved config (plain data) and the port to share. */
 export const CONFIG_ENV = 'INFERMETER_WORKER_CONFIG';

@@ -15,7 +15,8 @@ import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { startMetrics, type Running } from '../main.js';
+import { startMetrics, warnUnsafe, type Running } from '../main.js';
+import { setLogLevel } from '../lib/log.js';
 import { CONFIG_ENV, PORT_ENV, type FromProxyWorker, type ToProxyWorker } from './messages.js';
 
 const RESTART_MIN_MS = 100;
@@ -26,9 +27,17 @@ const STABLE_MS = 30_000;
 const EXIT_GRACE_MS = 5000;
 
 export async function startCluster(config: Config, log: Logger): Promise<Running> {
+  warnUnsafe(config, log);
   const { metrics, metricsPort } = await startMetrics(config);
   cluster.setupPrimary({ exec: fileURLToPath(new URL('./worker.js', import.meta.url)), serialization: 'advanced' });
   const env = { [CONFIG_ENV]: JSON.stringify(config) };
+  // A reload's log level reaches this process, every worker, and the workers forked later.
+  metrics.onReloaded = (r) => {
+    if (!r.ok) return;
+    setLogLevel(log, r.live.logLevel);
+    env[CONFIG_ENV] = JSON.stringify({ ...(JSON.parse(env[CONFIG_ENV]!) as Config), ...r.live });
+    for (const w of live) if (w.isConnected()) w.send({ type: 'reload', logLevel: r.live.logLevel } satisfies ToProxyWorker);
+  };
   // Workers share one listening handle per requested port. Port 0 is made concrete first, so a
   // worker forked again after every other one died still gets the same port.
   const port = config.listen.port === 0 ? await freePort(config.listen.host) : config.listen.port;
@@ -47,7 +56,10 @@ export async function startCluster(config: Config, log: Logger): Promise<Running
       w.on('message', (msg: FromProxyWorker) => {
         if (msg.type === 'batch') metrics.post({ type: 'batch', batch: { ...msg.batch, source: w.id } });
         else if (msg.type === 'loop') metrics.post({ type: 'loop', source: w.id, sample: msg.sample });
-        else if (msg.type === 'listening') resolve(msg.port);
+        else if (msg.type === 'listening') {
+          metrics.post({ type: 'proxy-state', source: w.id, state: 'listening' });
+          resolve(msg.port);
+        }
         else if (msg.type === 'fatal') reject(new Error(msg.message));
       });
       // Both: 'disconnect' means every message it sent has been read.
@@ -80,6 +92,7 @@ export async function startCluster(config: Config, log: Logger): Promise<Running
 
   const stopAll = async (): Promise<void> => {
     shuttingDown = true;
+    metrics.post({ type: 'proxy-state', source: 0, state: 'draining' });
     const exits = [...live].map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve()))));
     for (const w of live) if (w.isConnected()) w.send({ type: 'drain' } satisfies ToProxyWorker);
     const kill = setTimeout(() => {
@@ -110,6 +123,7 @@ export async function startCluster(config: Config, log: Logger): Promise<Running
       })();
       return closing;
     },
+    reload: (trigger = 'reload') => metrics.reload(trigger),
   };
 }
 

@@ -7,7 +7,8 @@
 import cluster from 'node:cluster';
 import { buildApp } from '../app.js';
 import type { Config } from '../config.js';
-import { createLogger } from '../lib/log.js';
+import { createLogger, setLogLevel } from '../lib/log.js';
+import { installBlockSwitch } from '../lib/test-hooks.js';
 import { drainProxy, listenProxy } from '../main.js';
 import { BatchingSink } from '../metrics/sink.js';
 import { CONFIG_ENV, PORT_ENV, type FromProxyWorker, type ToProxyWorker } from './messages.js';
@@ -42,7 +43,12 @@ function drain(reason: string): void {
 
 process.on('message', (msg: ToProxyWorker) => {
   if (msg.type === 'drain') drain('primary');
+  else if (msg.type === 'reload') setLogLevel(log, msg.logLevel);
 });
+// SIGHUP is the primary's to act on (it re-reads the config and tells every worker); a
+// worker must not die of it when `kill -HUP` reaches the whole process group.
+process.on('SIGHUP', () => undefined);
+installBlockSwitch();
 // The primary is gone (killed): nobody counts our records any more; finish what is in flight and go.
 process.on('disconnect', () => drain('primary gone'));
 // Ctrl-C reaches the whole process group, and systemd's default KillMode signals every process:

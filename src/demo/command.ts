@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { request } from 'undici';
 import { pino } from 'pino';
-import { resolveConfig } from '../config.js';
+import { loadConfigFile, resolveConfig } from '../config.js';
 import { startInfermeter } from '../main.js';
 import { startSimulator } from '../sim/index.js';
 import { runLoad } from '../sim/load.js';
@@ -25,6 +25,7 @@ interface DemoOptions {
   step: string;
   duration: string;
   summaryEvery: string;
+  config?: string;
 }
 
 export function demoCommand(): Command {
@@ -36,6 +37,7 @@ export function demoCommand(): Command {
     .option('--step <duration>', 'time spent at each rate', '20s')
     .option('--duration <duration>', 'stop after this long (0 = until Ctrl-C)', '0')
     .option('--summary-every <duration>', 'live summary interval', '5s')
+    .option('--config <file>', 'infermeter config file for the proxy (slos, buckets, ...), validated as serve validates it')
     .action(async (o: DemoOptions) => runDemo(o));
 }
 
@@ -45,12 +47,14 @@ async function runDemo(o: DemoOptions): Promise<void> {
   const stepSeconds = parseDuration(o.step);
   const duration = parseDuration(o.duration);
   const every = parseDuration(o.summaryEvery);
+  // The file is checked before anything starts: a bad one stops the demo as it stops serve.
+  if (o.config) loadConfigFile(o.config);
 
   const sim = await startSimulator({ listen: '127.0.0.1:0', models: 'meta-llama/Llama-3.1-8B-Instruct', outputTokens: '32-256' });
   // The fake nvidia-smi follows the simulator's load, so the GPU panels move with traffic.
   process.env['FAKE_NVIDIA_SMI_SIM_URL'] = sim.url;
   process.env['FAKE_NVIDIA_SMI_GPUS'] ??= '2';
-  const config = resolveConfig({ upstream: sim.url, listen: o.listen, metricsListen: o.metricsListen, nvidiaSmi: FAKE_NVIDIA_SMI, engineInterval: '2s', logLevel: 'warn' }, {});
+  const config = resolveConfig({ upstream: sim.url, listen: o.listen, metricsListen: o.metricsListen, nvidiaSmi: FAKE_NVIDIA_SMI, engineInterval: '2s', logLevel: 'warn', ...(o.config ? { config: o.config } : {}) }, {});
   const running = await startInfermeter(config, pino({ level: 'warn' }));
   const proxy = `http://127.0.0.1:${running.proxyPort}`;
   const metrics = `http://127.0.0.1:${running.metricsPort}/metrics`;

@@ -29,7 +29,10 @@ export interface SpawnOptions {
 const STDERR_TAIL = 512;
 
 export function spawnLines(command: string, args: readonly string[], onLine: (line: string) => void, options: SpawnOptions = {}): LineChild {
-  const child = spawn(command, [...args], { stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? process.env });
+  // Its own process group: a terminal's Ctrl-C (SIGINT to the whole foreground group) must not
+  // kill it under us, which would read as a failure; infermeter stops its children itself, in
+  // order, at shutdown. If infermeter itself dies, the child's next write hits a closed pipe.
+  const child = spawn(command, [...args], { stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? process.env, detached: true });
   let stderrTail = '';
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (d: string) => {

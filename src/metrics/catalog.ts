@@ -84,9 +84,17 @@ export const COLLECTOR_HEALTH_METRICS = [
     help: 'Collector failures by kind.' },
 ] as const satisfies readonly MetricDef[];
 
+/** The config reload's result, named as Prometheus names its own (prometheus_config_last_reload_*). */
+export const CONFIG_RELOAD_METRICS = [
+  { name: 'infermeter_config_last_reload_successful', type: 'gauge', unit: '1', labels: [], source: 'process',
+    help: '1 when the last config reload (SIGHUP, POST /-/reload) succeeded or none was asked for yet, 0 when it failed and the running config stayed.' },
+  { name: 'infermeter_config_last_reload_success_timestamp_seconds', type: 'gauge', unit: 's', labels: [], source: 'process',
+    help: 'Unix time the running config was loaded: the start, or the last successful reload.' },
+] as const satisfies readonly MetricDef[];
+
 /** Every metric, request and collector families alike. */
 export function catalog(): readonly MetricDef[] {
-  return [...REQUEST_METRICS, ...COLLECTOR_HEALTH_METRICS, ...GPU_METRICS, ...ENGINE_METRICS, ...HOST_METRICS];
+  return [...REQUEST_METRICS, ...COLLECTOR_HEALTH_METRICS, ...CONFIG_RELOAD_METRICS, ...GPU_METRICS, ...ENGINE_METRICS, ...HOST_METRICS];
 }
 
 export function metricDef(name: string): MetricDef {

@@ -3,7 +3,7 @@
  * configured allowlist; anything else becomes `other`. A miss triggers a rate-limited
  * refresh so a model loaded after startup gets its own label.
  */
-import { request } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 
 export const OTHER_MODEL = 'other';
@@ -20,9 +20,34 @@ export class ModelLabels {
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
-    private readonly opts: { allowlist: string[]; upstream: string; refreshSeconds: number; log: Logger },
+    private readonly opts: {
+      allowlist: string[]; upstream: string; refreshSeconds: number; log: Logger;
+      /** Carries the upstream's TLS settings (tls.ts); the global one otherwise. */
+      dispatcher?: Dispatcher;
+      /** The upstream answered /v1/models (any HTTP status): readiness may want to know. */
+      answered?: () => void;
+    },
   ) {
     if (opts.allowlist.length > 0) this.known = new Set(opts.allowlist.slice(0, MAX_MODELS));
+  }
+
+  /**
+   * A reload: a new allowlist (or none: back to the upstream's list) and refresh interval.
+   * Records already counted keep their labels; the next ones get the new set.
+   */
+  reconfigure(allowlist: string[], refreshSeconds: number): void {
+    const same = allowlist.join(',') === this.opts.allowlist.join(',') && refreshSeconds === this.opts.refreshSeconds;
+    if (same) return;
+    this.stop();
+    this.timer = null;
+    this.opts.allowlist = allowlist;
+    this.opts.refreshSeconds = refreshSeconds;
+    if (allowlist.length > 0) {
+      this.known = new Set(allowlist.slice(0, MAX_MODELS));
+    } else {
+      // The old set labels records until the upstream's list replaces it.
+      void this.start();
+    }
   }
 
   get fixed(): boolean {
@@ -68,7 +93,7 @@ export class ModelLabels {
     this.lastFetch = Date.now();
     this.fetching = this.fetchModels()
       .then((ids) => {
-        if (ids.length > 0) this.known = new Set(ids.slice(0, MAX_MODELS));
+        if (ids.length > 0 && !this.fixed) this.known = new Set(ids.slice(0, MAX_MODELS));
       })
       .catch((err: unknown) => this.opts.log.debug({ err: (err as Error).message }, 'cannot read upstream /v1/models'))
       .finally(() => {
@@ -78,7 +103,8 @@ export class ModelLabels {
   }
 
   private async fetchModels(): Promise<string[]> {
-    const res = await request(`${this.opts.upstream}/v1/models`, { headersTimeout: 5000, bodyTimeout: 5000 });
+    const res = await request(`${this.opts.upstream}/v1/models`, { headersTimeout: 5000, bodyTimeout: 5000, dispatcher: this.opts.dispatcher });
+    this.opts.answered?.();
     if (res.statusCode !== 200) {
       await res.body.dump();
       throw new Error(`status ${res.statusCode}`);

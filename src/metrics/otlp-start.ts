@@ -15,6 +15,8 @@ const MAX_PENDING_BATCHES = 500;
 
 export interface OtlpHook {
   ingest(batch: RecordBatch): void;
+  /** A reload's SLO thresholds (kept for the recorder if the SDK is still loading). */
+  setSlos(slos: Config['slos']): void;
   /** The recorder, once loaded (tests). */
   ready: Promise<OtlpRecorder | null>;
   shutdown(): Promise<void>;
@@ -27,9 +29,10 @@ export function startOtlp(config: Config, log: Logger, modelLabel: (model: strin
   log.info({ endpoint: settings.endpoint, protocol: settings.protocol, intervalMs: settings.intervalMs, histograms: settings.histogramAggregation }, 'OTLP metrics export on');
   let recorder: OtlpRecorder | null = null;
   let pending: RecordBatch[] | null = [];
+  let slos = config.slos;
   const ready = import('./otlp.js').then(
     (m) => {
-      recorder = m.createOtlpRecorder(config, log, modelLabel, settings);
+      recorder = m.createOtlpRecorder({ ...config, slos }, log, modelLabel, settings);
       for (const b of pending ?? []) recorder.ingest(b);
       pending = null;
       return recorder;
@@ -42,6 +45,10 @@ export function startOtlp(config: Config, log: Logger, modelLabel: (model: strin
   );
   return {
     ready,
+    setSlos(next) {
+      slos = next;
+      recorder?.setSlos(next);
+    },
     ingest(batch) {
       if (recorder) recorder.ingest(batch);
       else if (pending && pending.length < MAX_PENDING_BATCHES) pending.push(batch);

@@ -92,6 +92,11 @@ export class OtlpRecorder {
       .addCallback((result) => result.observe(this.inFlight));
   }
 
+  /** A reload: the next records are judged by these thresholds, as on the Prometheus side. */
+  setSlos(slos: SloConfig): void {
+    this.opts.slos = slos;
+  }
+
   ingest(batch: RecordBatch): void {
     this.inFlight = batch.inFlight;
     for (const r of batch.records) this.record(r);

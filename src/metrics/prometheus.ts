@@ -78,7 +78,7 @@ export class RequestMetrics {
     registry: Registry,
     buckets: Record<BucketSet, number[]>,
     private readonly provider: string,
-    private readonly slos: SloConfig,
+    private slos: SloConfig,
     private readonly modelLabel: (model: string) => string,
     native: NativeOptions = nativeOptions(),
   ) {
@@ -98,11 +98,29 @@ export class RequestMetrics {
     this.slo = counter(registry, def('infermeter_slo_requests_total'));
     this.goodput = counter(registry, def('infermeter_goodput_requests_total'));
     this.judged = counter(registry, def('infermeter_slo_judged_requests_total'));
-    const thresholdGauge = gauge(registry, def('infermeter_slo_threshold_seconds'));
-    for (const model of ['default', ...Object.keys(slos.models)]) {
-      const t = thresholdsFor(slos, model === 'default' ? '' : model);
-      for (const name of SLO_NAMES) if (t[name] !== undefined) thresholdGauge.set({ gen_ai_request_model: model, slo: name }, t[name]);
+    this.thresholdGauge = gauge(registry, def('infermeter_slo_threshold_seconds'));
+    this.publishThresholds();
+  }
+
+  private readonly thresholdGauge: Gauge;
+
+  private publishThresholds(): void {
+    this.thresholdGauge.reset();
+    for (const model of ['default', ...Object.keys(this.slos.models)]) {
+      const t = thresholdsFor(this.slos, model === 'default' ? '' : model);
+      for (const name of SLO_NAMES) if (t[name] !== undefined) this.thresholdGauge.set({ gen_ai_request_model: model, slo: name }, t[name]);
     }
+  }
+
+  /**
+   * A reload: the next records are judged by these thresholds (the exact good/bad counters);
+   * the histogram buckets keep their boundaries (config-reload.ts says why). Series of an
+   * SLO that no longer applies stay as they are; a new one is seeded at 0 on its first verdict.
+   */
+  setSlos(slos: SloConfig): void {
+    this.slos = slos;
+    this.seeded.clear();
+    this.publishThresholds();
   }
 
   private readonly seeded = new Set<string>();

@@ -3,7 +3,9 @@
  * serves /metrics. It runs in a worker thread so that rendering /metrics (tens of ms for a
  * large registry) and collector work never stall a stream on the proxy's event loop.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { Agent, type Dispatcher } from 'undici';
 import type { AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
 import type { Logger } from 'pino';
@@ -19,6 +21,14 @@ import { ROUTE_LABELS, routeByLabel, routeLabelIndex } from '../proxy/routes.js'
 import { ProxyLoopMetrics } from '../collectors/host/proxy-loop.js';
 import { chooseExposition } from './negotiate.js';
 import { encodeRegistry, PROTOBUF_CONTENT_TYPE } from './exposition-proto.js';
+import { ProxyHealth, UPSTREAM_PROBE_MS, type HealthAnswer, type ProxyState } from './health.js';
+import { ReloadMetrics } from './reload-metrics.js';
+import { reresolve, type LiveSettings } from '../config-reload.js';
+import { listenerTls, upstreamConnectOptions } from '../lib/tls.js';
+import { setLogLevel } from '../lib/log.js';
+
+/** What a reload did, for the POST /-/reload answer and for the parent (log level, workers). */
+export type ReloadResult = { ok: true; live: LiveSettings; restartNeeded: string[] } | { ok: false; error: string };
 
 export class MetricsSide {
   readonly registry = new Registry();
@@ -30,16 +40,58 @@ export class MetricsSide {
   readonly otlp: OtlpHook | null;
   private readonly collectors: CollectorRunner;
   private server: Server | null = null;
+  readonly health: ProxyHealth;
+  private readonly reloads: ReloadMetrics;
+  /** Connections to the upstream made from here (model list, readiness probe) carry its TLS settings. */
+  private readonly upstreamAgent: Dispatcher | undefined;
+  private probeTimer: NodeJS.Timeout | null = null;
 
   constructor(
-    private readonly config: Config,
+    private config: Config,
     private readonly log: Logger,
   ) {
-    this.models = new ModelLabels({ allowlist: config.models, upstream: config.upstream, refreshSeconds: config.modelsRefresh, log });
+    this.health = new ProxyHealth({ livenessTimeoutMs: config.livenessTimeout * 1000, requiresUpstream: config.readyRequiresUpstream });
+    const connect = upstreamConnectOptions(config);
+    this.upstreamAgent = connect ? new Agent({ connect }) : undefined;
+    this.models = new ModelLabels({
+      allowlist: config.models, upstream: config.upstream, refreshSeconds: config.modelsRefresh, log,
+      dispatcher: this.upstreamAgent, answered: () => this.health.upstreamAnswered(),
+    });
     this.requests = new RequestMetrics(this.registry, config.buckets, config.engine, config.slos, (m) => this.models.label(m), nativeOptionsFrom(config));
     this.collectors = new CollectorRunner(this.registry, config, log);
     this.proxyLoop = new ProxyLoopMetrics(this.registry);
     this.otlp = startOtlp(config, log, (m) => this.models.label(m));
+    this.reloads = new ReloadMetrics(this.registry);
+  }
+
+  /** A proxy loop's listener state (listening, draining), sent by main.ts or the cluster primary. */
+  proxyState(source: number, state: ProxyState): void {
+    this.health.state(source, state);
+    if (state === 'draining') this.log.info('draining: /readyz answers 503 from now on');
+  }
+
+  /** Re-reads the config file (same schema, same flags and environment); a bad file changes nothing. */
+  reload(trigger: string): ReloadResult {
+    const r = reresolve(this.config);
+    if (!r.ok) {
+      this.reloads.failed();
+      this.log.error({ trigger, err: r.error }, 'config reload failed; the running config stays');
+      return r;
+    }
+    if (r.restartNeeded.length > 0) {
+      this.log.warn({ settings: r.restartNeeded }, 'config reload: these settings differ in the new config but change only on restart; they keep their running values');
+    }
+    if (r.bucketsKept.length > 0) {
+      this.log.info({ buckets: r.bucketsKept }, 'config reload: histogram bucket boundaries stay as they are until restart (existing series keep their le set); the SLO counters use the new thresholds now');
+    }
+    this.requests.setSlos(r.live.slos);
+    this.otlp?.setSlos(r.live.slos);
+    this.models.reconfigure(r.live.models, r.live.modelsRefresh);
+    setLogLevel(this.log, r.live.logLevel);
+    this.config = { ...this.config, ...r.live };
+    this.reloads.succeeded();
+    this.log.info({ trigger, file: this.config.configFile }, 'config reloaded');
+    return { ok: true, live: r.live, restartNeeded: r.restartNeeded };
   }
 
   /** Per proxy loop (source): its requests in flight, and starts and finishes per route. */
@@ -68,6 +120,7 @@ export class MetricsSide {
   ingestWire(batch: WireBatch): void {
     let src = this.sources.get(batch.source);
     if (!src) this.sources.set(batch.source, (src = { inFlight: 0, started: [], finished: new Array<number>(ROUTE_LABELS.length).fill(0) }));
+    this.health.beat(batch.source);
     src.inFlight = batch.inFlight;
     src.started = batch.startedByRoute;
     let records: RequestRecord[] = [];
@@ -78,7 +131,10 @@ export class MetricsSide {
         this.log.error({ err: (err as Error).message, source: batch.source }, 'dropped an unreadable record batch');
       }
     }
-    for (const r of records) src.finished[routeLabelIndex(r.route)]!++;
+    for (const r of records) {
+      src.finished[routeLabelIndex(r.route)]!++;
+      if (r.outcome === 'ok' || r.outcome === 'stream_error') this.health.upstreamAnswered();
+    }
     this.ingest({ records, inFlight: this.inFlightTotal() });
   }
 
@@ -90,6 +146,7 @@ export class MetricsSide {
     const src = this.sources.get(source);
     this.sources.delete(source);
     this.proxyLoop.remove(source);
+    this.health.exited(source);
     if (!src) return;
     const lost: RequestRecord[] = [];
     src.started.forEach((n, i) => {
@@ -112,7 +169,15 @@ export class MetricsSide {
   async start(): Promise<number> {
     void this.models.start().then(() => this.flushEarly());
     this.collectors.start(COLLECTORS);
-    this.server = createServer((req, res) => void this.serve(req.url ?? '/', req.method ?? 'GET', res));
+    if (this.config.readyRequiresUpstream) {
+      // The model-list read doubles as the probe (it runs even with an allowlist, which it then leaves alone).
+      if (this.models.fixed) void this.models.refresh(); // with no allowlist, start() has just asked
+      this.probeTimer = setInterval(() => void this.models.refresh(), UPSTREAM_PROBE_MS);
+      this.probeTimer.unref();
+    }
+    const handler = (req: import('node:http').IncomingMessage, res: ServerResponse) => void this.serve(req.url ?? '/', req.method ?? 'GET', res);
+    const tls = listenerTls(this.config.metricsTlsCert, this.config.metricsTlsKey);
+    this.server = (tls ? createHttpsServer(tls, handler) : createServer(handler)) as Server;
     this.server.keepAliveTimeout = 65_000;
     const { host, port } = this.config.metricsListen;
     await new Promise<void>((resolve, reject) => {
@@ -122,8 +187,12 @@ export class MetricsSide {
     return (this.server.address() as AddressInfo).port;
   }
 
-  private async serve(url: string, method: string, res: import('node:http').ServerResponse): Promise<void> {
+  private async serve(url: string, method: string, res: ServerResponse): Promise<void> {
     const path = url.split('?')[0];
+    if (path === '/-/reload' && (method === 'POST' || method === 'PUT')) {
+      this.serveReload(res);
+      return;
+    }
     if (method !== 'GET' && method !== 'HEAD') {
       res.writeHead(405, { allow: 'GET, HEAD' }).end();
       return;
@@ -142,18 +211,41 @@ export class MetricsSide {
       return;
     }
     if (path === '/healthz' || path === '/readyz') {
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+      const a: HealthAnswer = path === '/healthz' ? this.health.liveness() : this.health.readiness();
+      res.writeHead(a.ok ? 200 : 503, { 'content-type': 'text/plain', 'cache-control': 'no-store' }).end(method === 'HEAD' ? undefined : `${a.reason}\n`);
       return;
     }
     res.writeHead(404, { 'content-type': 'text/plain' }).end('infermeter metrics listener: see /metrics\n');
   }
 
+  /** POST /-/reload: as SIGHUP; the parent learns of it (log level, workers) through onReload. */
+  private serveReload(res: ServerResponse): void {
+    res.req.resume(); // a body, if any, means nothing here
+    if (!this.config.webEnableLifecycle) {
+      res.writeHead(403, { 'content-type': 'text/plain' }).end('POST /-/reload is off; start infermeter with --web.enable-lifecycle (or send SIGHUP)\n');
+      return;
+    }
+    const r = this.reload('POST /-/reload');
+    this.onReload?.(r);
+    if (!r.ok) {
+      res.writeHead(500, { 'content-type': 'text/plain' }).end(`config reload failed; the running config stays: ${r.error}\n`);
+      return;
+    }
+    const note = r.restartNeeded.length > 0 ? ` (needs a restart to change: ${r.restartNeeded.join(', ')})` : '';
+    res.writeHead(200, { 'content-type': 'text/plain' }).end(`config reloaded${note}\n`);
+  }
+
+  /** Set by the thread's entry point: a reload that came over HTTP also reaches the parent. */
+  onReload: ((r: ReloadResult) => void) | null = null;
+
   async close(): Promise<void> {
+    if (this.probeTimer) clearInterval(this.probeTimer);
     // Records still waiting for the first model list are recorded now, as `other` if need be.
     this.flushEarly();
     this.models.stop();
     await this.collectors.close();
     await this.otlp?.shutdown();
+    await this.upstreamAgent?.close();
     if (this.server) {
       const s = this.server;
       await new Promise<void>((resolve) => s.close(() => resolve()));

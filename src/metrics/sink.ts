@@ -10,10 +10,16 @@ import type { Config } from '../config.js';
 import type { RequestRecord, WireBatch } from './record.js';
 import { RecordEncoder } from './record-codec.js';
 import type { FromWorker, ToWorker } from './worker.js';
+import type { ReloadResult } from './side.js';
 import { monitorProxyLoop, type ProxyLoopMonitor, type ProxyLoopSample } from '../collectors/host/proxy-loop.js';
 import { ROUTE_LABELS, routeLabelIndex } from '../proxy/routes.js';
 
 export const LOOP_SAMPLE_MS = 5000;
+/**
+ * A quiet loop still sends a (empty) batch this often: the heartbeat /healthz judges it by.
+ * It goes from this loop's own timer, so a loop that is wedged sends none.
+ */
+export const HEARTBEAT_MS = 1000;
 /**
  * A batch at most this often: a message (and a wake-up of the metrics side) costs tens of µs,
  * and the in-flight gauge lags by up to this much.
@@ -36,6 +42,7 @@ export class BatchingSink implements RecordSink {
   private timer: NodeJS.Timeout | null = null;
   private readonly loop: ProxyLoopMonitor;
   private readonly loopTimer: NodeJS.Timeout;
+  private readonly beatTimer: NodeJS.Timeout;
 
   constructor(
     private readonly source: number,
@@ -46,6 +53,10 @@ export class BatchingSink implements RecordSink {
     this.loop = monitorProxyLoop();
     this.loopTimer = setInterval(() => sample(this.loop.sample()), LOOP_SAMPLE_MS);
     this.loopTimer.unref();
+    this.beatTimer = setInterval(() => {
+      if (!this.timer && performance.now() - this.lastFlush >= HEARTBEAT_MS / 2) this.flush();
+    }, HEARTBEAT_MS);
+    this.beatTimer.unref();
   }
 
   get inFlight(): number {
@@ -85,6 +96,7 @@ export class BatchingSink implements RecordSink {
 
   stop(): void {
     clearInterval(this.loopTimer);
+    clearInterval(this.beatTimer);
     this.loop.stop();
     this.flush();
   }
@@ -94,6 +106,8 @@ export class BatchingSink implements RecordSink {
 export class MetricsWorker {
   private readonly worker: Worker;
   readonly ready: Promise<number>;
+  /** Every reload's result (SIGHUP or POST /-/reload), once the metrics side has applied it. */
+  onReloaded: ((result: ReloadResult) => void) | null = null;
 
   constructor(config: Config) {
     this.worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: config });
@@ -102,6 +116,7 @@ export class MetricsWorker {
       const onMessage = (msg: FromWorker) => {
         if (msg.type === 'ready') resolve(msg.port);
         else if (msg.type === 'fatal') reject(new Error(msg.message));
+        else if (msg.type === 'reloaded') this.onReloaded?.(msg.result);
       };
       this.worker.on('message', onMessage);
       this.worker.once('error', reject);
@@ -113,6 +128,19 @@ export class MetricsWorker {
   post(msg: ToWorker): void {
     if (msg.type === 'batch' && msg.batch.records) this.worker.postMessage(msg, [msg.batch.records]);
     else this.worker.postMessage(msg);
+  }
+
+  /** Asks the metrics side to re-read the config file; resolves with what it did. */
+  reload(trigger: string): Promise<ReloadResult> {
+    return new Promise((resolve) => {
+      const onMessage = (m: FromWorker) => {
+        if (m.type !== 'reloaded') return;
+        this.worker.off('message', onMessage);
+        resolve(m.result);
+      };
+      this.worker.on('message', onMessage);
+      this.post({ type: 'reload', trigger });
+    });
   }
 
   /** A sink for a proxy loop in this process. */

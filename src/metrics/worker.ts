@@ -4,7 +4,8 @@ import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../config.js';
 import { createLogger } from '../lib/log.js';
-import { MetricsSide } from './side.js';
+import { MetricsSide, type ReloadResult } from './side.js';
+import type { ProxyState } from './health.js';
 import type { WireBatch } from './record.js';
 import type { ProxyLoopSample } from '../collectors/host/proxy-loop.js';
 
@@ -13,8 +14,17 @@ export type ToWorker =
   | { type: 'loop'; source: number; sample: ProxyLoopSample }
   /** A proxy worker died: count what it had in flight (cluster primary only). */
   | { type: 'source-exit'; source: number }
+  /** A proxy loop's listener: listening (it accepts connections), draining (the instance is shutting down). */
+  | { type: 'proxy-state'; source: number; state: ProxyState }
+  /** SIGHUP reached the process: re-read the config file. */
+  | { type: 'reload'; trigger: string }
   | { type: 'close' };
-export type FromWorker = { type: 'ready'; port: number } | { type: 'closed' } | { type: 'fatal'; message: string };
+export type FromWorker =
+  | { type: 'ready'; port: number }
+  | { type: 'closed' }
+  | { type: 'fatal'; message: string }
+  /** A reload's result (whatever asked for it): the parent applies the log level and tells its workers. */
+  | { type: 'reloaded'; result: ReloadResult };
 
 const config = workerData as Config;
 /** Nice value of the metrics thread: below every normal process, far from the lowest (19). */
@@ -23,10 +33,15 @@ const log = createLogger(config.logLevel).child({ thread: 'metrics' });
 yieldToProxy();
 const side = new MetricsSide(config, log);
 const port = parentPort!;
+side.onReload = (result) => port.postMessage({ type: 'reloaded', result } satisfies FromWorker);
 
 port.on('message', (msg: ToWorker) => {
   if (msg.type === 'batch') side.ingestWire(msg.batch);
-  else if (msg.type === 'loop') side.proxyLoop.update(msg.source, msg.sample);
+  else if (msg.type === 'loop') {
+    side.proxyLoop.update(msg.source, msg.sample);
+    side.health.beat(msg.source);
+  } else if (msg.type === 'proxy-state') side.proxyState(msg.source, msg.state);
+  else if (msg.type === 'reload') side.onReload?.(side.reload(msg.trigger));
   else if (msg.type === 'source-exit') side.sourceExited(msg.source);
   else if (msg.type === 'close') {
     void side.close().then(() => {

@@ -19,6 +19,7 @@ export const M = {
   sloThreshold: 'infermeter_slo_threshold_seconds',
   collectorUp: 'infermeter_collector_up',
   collectorLastSuccess: 'infermeter_collector_last_success_timestamp_seconds',
+  configReloadSuccessful: 'infermeter_config_last_reload_successful',
   // engine collector (normalized names, label `engine`)
   kvCache: 'infermeter_engine_kv_cache_usage_ratio',
   running: 'infermeter_engine_requests_running',

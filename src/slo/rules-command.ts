@@ -1,20 +1,15 @@
 /** `infermeter rules`: prints the Prometheus rules generated from a config file's `slos:`. */
-import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { parse as parseYaml } from 'yaml';
-import { ConfigError } from '../errors.js';
-import { parseSloConfig, type SloConfig } from './config.js';
+import { loadConfigFile } from '../config.js';
+import type { SloConfig } from './config.js';
 import { generateRules, renderRules, RULE_FORMATS, type RuleFormat } from './rules.js';
 
+/**
+ * The file is validated whole, with the schema `serve` uses: a file that serve would refuse
+ * (say, a Prometheus rule file given by mistake) stops here with the same message.
+ */
 export function readSloConfig(path: string): SloConfig {
-  let doc: unknown;
-  try {
-    doc = parseYaml(readFileSync(path, 'utf8'));
-  } catch (err) {
-    throw new ConfigError('--config', `cannot read ${path}: ${(err as Error).message}`, { cause: err });
-  }
-  const slos = doc && typeof doc === 'object' && !Array.isArray(doc) ? (doc as Record<string, unknown>)['slos'] : undefined;
-  return parseSloConfig(slos, `--config ${path}: slos`);
+  return loadConfigFile(path).slos;
 }
 
 export function rulesCommand(): Command {

@@ -127,6 +127,18 @@ export function opsAlerts(opts: RulesOptions, scale: WindowScale): Rule[] {
       },
     },
     {
+      alert: 'InfermeterConfigReloadFailed',
+      expr: `${M.configReloadSuccessful} == 0`,
+      for: scale('10m'),
+      labels: { severity: 'warning' },
+      annotations: {
+        summary: '{{ $labels.instance }}: the last config reload failed',
+        description:
+          `The config file infermeter was asked to reload (SIGHUP or POST /-/reload) has been invalid for ${scale('10m')}: ` +
+          'it keeps running on its previous config, and the next restart would fail the same way. Its error log line (msg "config reload failed") says what is wrong.',
+      },
+    },
+    {
       alert: 'InfermeterDown',
       expr: `${up} == 0`,
       for: scale('2m'),

@@ -70,6 +70,22 @@ export class InfermeterProcess {
     });
   }
 
+  get pid(): number {
+    return this.child!.pid!;
+  }
+
+  /** Sends a signal (SIGHUP, SIGUSR2, ...) to the process. */
+  signal(sig: NodeJS.Signals): void {
+    this.child!.kill(sig);
+  }
+
+  /** Resolves with the exit code (or the signal's name) once the process is gone. */
+  exited(): Promise<number | string | null> {
+    const child = this.child!;
+    if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode ?? child.signalCode);
+    return new Promise((resolve) => child.once('exit', (code, sig) => resolve(code ?? sig)));
+  }
+
   logsMatching(msg: string): LogLine[] {
     return this.logs.filter((l) => l.msg === msg);
   }

@@ -4,6 +4,7 @@
  * or as its own process (`node dist/test/fakes/upstream.js [port]`, prints the port).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type ServerOptions as HttpsOptions } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { pathToFileURL } from 'node:url';
 
@@ -65,12 +66,14 @@ export function scheduledStream(s: NonNullable<FakeScript['schedule']>, includeU
   return out;
 }
 
-export async function startFakeUpstream(port = 0, host = '127.0.0.1'): Promise<FakeUpstream> {
+/** `tls`: serve HTTPS with these options (cert, key; ca + requestCert for mTLS). */
+export async function startFakeUpstream(port = 0, host = '127.0.0.1', tls?: HttpsOptions): Promise<FakeUpstream> {
   const events: FakeEvent[] = [];
   const sockets = new Set<Socket>();
-  const server: Server = createServer((req, res) => void handle(req, res, events));
+  const handler = (req: IncomingMessage, res: ServerResponse) => void handle(req, res, events);
+  const server: Server = (tls ? createHttpsServer(tls, handler) : createServer(handler)) as Server;
   server.keepAliveTimeout = 1_000; // idle sockets close quickly, so leaked ones stand out
-  server.on('connection', (s) => {
+  server.on(tls ? 'secureConnection' : 'connection', (s: Socket) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
@@ -78,7 +81,7 @@ export async function startFakeUpstream(port = 0, host = '127.0.0.1'): Promise<F
   const bound = (server.address() as AddressInfo).port;
   return {
     port: bound,
-    url: `http://${host}:${bound}`,
+    url: `${tls ? 'https' : 'http'}://${host}:${bound}`,
     events,
     close: () =>
       new Promise<void>((resolve) => {

@@ -163,6 +163,17 @@ test('docker-compose.sim.yml: no GPU anywhere, the simulator and the fake nvidia
   assert.equal(c.services['infermeter']!.environment?.['FAKE_NVIDIA_SMI_SIM_URL'], 'http://vllm:8000');
 });
 
+for (const file of ['docker-compose.yml', 'docker-compose.sim.yml']) {
+  test(`${file}: infermeter's healthcheck is /readyz on its metrics port, and stopping leaves time for the drain`, () => {
+    const svc = (yamlFile<{ services: Record<string, { healthcheck?: { test: string[] }; stop_grace_period?: string; command?: string[] }> }>(`deploy/compose/${file}`)).services['infermeter']!;
+    const cmd = svc.healthcheck!.test.join(' ');
+    assert.match(cmd, new RegExp(`127\\.0\\.0\\.1:${defaultPort('metricsListen')}/readyz`));
+    assert.ok(!/curl|wget/.test(cmd), 'the slim image has node, not curl');
+    const grace = Number(/^(\d+)s$/.exec(svc.stop_grace_period ?? '')?.[1]);
+    assert.ok(grace > 30, `stop_grace_period ${svc.stop_grace_period} exceeds --shutdown-timeout`);
+  });
+}
+
 test('alertmanager.yml routes to a defined receiver', () => {
   const am = yamlFile<{ route: { receiver: string }; receivers: { name: string }[] }>(DIR + 'alertmanager.yml');
   assert.ok(am.receivers.some((r) => r.name === am.route.receiver));

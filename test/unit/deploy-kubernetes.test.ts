@@ -16,10 +16,11 @@ import { DAEMON_FLAGS, defaultPort, flagValue, flagsOf, readRepo, repoPath, yaml
 const DIR = 'deploy/kubernetes/';
 type Labels = Record<string, string>;
 interface Port { name?: string; containerPort: number }
-interface Probe { httpGet?: { path: string; port: string | number } }
+interface Probe { httpGet?: { path: string; port: string | number }; periodSeconds?: number; failureThreshold?: number; timeoutSeconds?: number }
+interface Lifecycle { preStop?: { exec?: { command: string[] } } }
 interface Container {
   name: string; image: string; args?: string[]; ports?: Port[]; env?: { name: string; value?: string }[];
-  readinessProbe?: Probe; livenessProbe?: Probe; startupProbe?: Probe;
+  readinessProbe?: Probe; livenessProbe?: Probe; startupProbe?: Probe; lifecycle?: Lifecycle;
   securityContext?: { runAsNonRoot?: boolean; runAsUser?: number; allowPrivilegeEscalation?: boolean; readOnlyRootFilesystem?: boolean };
   volumeMounts?: { name: string; mountPath: string }[];
   resources?: { limits?: Record<string, unknown> };
@@ -82,6 +83,30 @@ test('infermeter probes hit the metrics listener; it runs unprivileged like the 
   assert.equal(sc.readOnlyRootFilesystem, true);
   const env = new Map((infermeter.env ?? []).map((e) => [e.name, e.value]));
   assert.match(env.get('NVIDIA_DRIVER_CAPABILITIES') ?? '', /utility/);
+});
+
+/** Seconds a preStop exec command waits: `sleep N`, or node's setTimeout(..., N ms). */
+function preStopSeconds(c: Container): number {
+  const cmd = c.lifecycle?.preStop?.exec?.command ?? [];
+  if (cmd[0] === 'sleep') return Number(cmd[1]);
+  const ms = /setTimeout\([^,]+,\s*(\d+)\)/.exec(cmd.join(' '));
+  if (cmd[0] === 'node' && ms) return Number(ms[1]) / 1000;
+  return 0;
+}
+
+test('the drain sequence: infermeter leaves rotation before SIGTERM, vLLM outlives the drain, the grace period covers both', () => {
+  const grace = pod.spec['terminationGracePeriodSeconds' as keyof typeof pod.spec] as unknown as number;
+  const args = infermeter.args ?? [];
+  const shutdown = resolveConfig({ upstream: 'http://127.0.0.1:8000', ...(flagValue(args, '--shutdown-timeout') ? { shutdownTimeout: flagValue(args, '--shutdown-timeout') } : {}) }, {}).shutdownTimeout;
+  const sleep = preStopSeconds(infermeter);
+  assert.ok(sleep >= 3 && sleep <= 15, `infermeter preStop waits for the endpoint removal to spread (${sleep} s)`);
+  assert.ok(preStopSeconds(vllm) >= sleep + shutdown, `vLLM's preStop (${preStopSeconds(vllm)} s) covers infermeter's sleep + --shutdown-timeout (${sleep + shutdown} s)`);
+  assert.ok(grace > preStopSeconds(vllm) && grace > sleep + shutdown, `terminationGracePeriodSeconds ${grace} exceeds every step`);
+  // Readiness drops at the first failed probe; liveness tolerates more than --liveness-timeout.
+  assert.equal(infermeter.readinessProbe?.failureThreshold, 1);
+  const live = infermeter.livenessProbe!;
+  assert.ok((live.periodSeconds ?? 10) * (live.failureThreshold ?? 3) >= 10, 'liveness gives a loop at least --liveness-timeout');
+  assert.match(readRepo(DIR + 'deployment.yaml'), /process\.kill\(1, 'SIGHUP'\)/, 'the reload command is documented');
 });
 
 test('--config points into the mounted ConfigMap, and that file passes the real config schema', () => {

@@ -67,6 +67,13 @@ test('reads its settings from the optional environment file and restarts on fail
   assert.deepEqual(unit.get('Install')?.get('WantedBy'), ['multi-user.target']);
 });
 
+test('systemctl reload sends SIGHUP (the config reload); stop leaves time for the drain', () => {
+  assert.equal(one('ExecReload'), '/bin/kill -HUP $MAINPID');
+  const stop = Number(/^(\d+)/.exec(one('TimeoutStopSec')!)![1]);
+  const drain = resolveConfig({ upstream: 'http://127.0.0.1:8000' }, {}).shutdownTimeout;
+  assert.ok(stop > drain, `TimeoutStopSec ${stop} s > --shutdown-timeout ${drain} s`);
+});
+
 test('env.example names only real variables, and they resolve', () => {
   const known = new Set([...OPTIONS.map(envName), 'INFERMETER_CONFIG']);
   const env: Record<string, string> = {};

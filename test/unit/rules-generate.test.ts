@@ -75,7 +75,7 @@ test('operational alerts are always there; without SLOs there are no SLO alerts'
   assert.deepEqual(names, [
     'InfermeterUpstreamErrors', 'InfermeterKVCacheFull', 'InfermeterQueueGrowing', 'InfermeterGPUTemperatureHigh',
     'InfermeterGPUPowerCapped', 'InfermeterGPUThermalViolation', 'InfermeterCollectorDown', 'InfermeterGPUDataStale',
-    'InfermeterDown', 'InfermeterTargetMissing',
+    'InfermeterConfigReloadFailed', 'InfermeterDown', 'InfermeterTargetMissing',
   ]);
   assert.ok(none.every((r) => !r.alert || (r.annotations?.['summary'] && r.annotations['description'] && r.labels?.['severity'])));
 });

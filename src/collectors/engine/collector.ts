@@ -11,6 +11,7 @@ import { ENGINE_METRICS, aliasTable, type AliasTable, type EngineMetricName } fr
 import { SnapshotFamily } from './families.js';
 import { normalize, type Snapshot } from './normalize.js';
 import { ScrapeClient } from './scrape.js';
+import { upstreamConnectOptions } from '../../lib/tls.js';
 
 export interface EngineCollectorOptions {
   maxBytes?: number;
@@ -38,7 +39,9 @@ export class EngineCollector implements Collector {
     options: EngineCollectorOptions = {},
   ) {
     this.table = aliasTable(ctx.config.engine) ?? {};
-    this.client = new ScrapeClient(ctx.config.engineMetrics, options.maxBytes);
+    // The upstream's own /metrics (the default) is reached with the upstream's TLS settings.
+    const sameOrigin = new URL(ctx.config.engineMetrics).origin === new URL(ctx.config.upstream).origin;
+    this.client = new ScrapeClient(ctx.config.engineMetrics, options.maxBytes, sameOrigin ? upstreamConnectOptions(ctx.config) : undefined);
     for (const def of ENGINE_METRICS) this.families.set(def.name, new SnapshotFamily(def, ctx.registry));
   }
 

@@ -14,12 +14,15 @@ const STALE_SOCKET = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
 const ACCEPT = 'text/plain;version=0.0.4;q=1,*/*;q=0.1';
 
 export class ScrapeClient {
-  private readonly agent = new Agent({ connections: 1, pipelining: 1, keepAliveTimeout: 30_000 });
+  private readonly agent: Agent;
 
   constructor(
     private readonly url: string,
     private readonly maxBytes = DEFAULT_MAX_SCRAPE_BYTES,
-  ) {}
+    connect?: import('node:tls').ConnectionOptions,
+  ) {
+    this.agent = new Agent({ connections: 1, pipelining: 1, keepAliveTimeout: 30_000, connect });
+  }
 
   /** The body as text; throws CollectorError (unreachable, timeout, http_status, not_prometheus, too_large). */
   async fetch(signal: AbortSignal): Promise<string> {

@@ -13,6 +13,7 @@ import {
 } from './lib/parse.js';
 import { AUTO_MAX, parseWorkers } from './cluster/cpus.js';
 import { parseSloConfig, thresholdsInBucketSet, type SloConfig } from './slo/config.js';
+import { traceSettings, type TraceSettings } from './trace/env.js';
 
 export const ENGINES = ['vllm', 'sglang', 'tgi', 'llamacpp', 'trtllm', 'ollama', 'openai'] as const;
 export type EngineKind = (typeof ENGINES)[number];
@@ -54,12 +55,19 @@ export interface Config {
   nativeHistogramMaxBuckets: number;
   /** Seconds a native series must have lived before the bucket limit may reset it (0: never). */
   nativeHistogramMinResetDuration: number;
+  /** Export the span of every failed or SLO-breaching request, sampled or not. */
+  traceKeepFailures: boolean;
+  /** Slow-request log (/debug/requests): entries kept per model and list, and over how long. */
+  slowLogSize: number;
+  slowLogWindow: number;
   configFile: string | null;
   buckets: Record<BucketSet, number[]>;
   slos: SloConfig;
+  /** From the standard OTEL_TRACES_* / OTEL_EXPORTER_OTLP_* variables; null: tracing off. */
+  tracing: TraceSettings | null;
 }
 
-type Scalar = Exclude<keyof Config, 'buckets' | 'slos' | 'configFile'>;
+type Scalar = Exclude<keyof Config, 'buckets' | 'slos' | 'configFile' | 'tracing'>;
 
 interface OptionSpec {
   key: Scalar;
@@ -100,7 +108,16 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'nativeHistogramBucketFactor', flag: '--native-histogram-bucket-factor <factor>', help: 'native histograms: largest growth from one bucket to the next (1.1 = schema 3, buckets at most 9% wide)', default: '1.1', parse: parseBucketFactor },
   { key: 'nativeHistogramMaxBuckets', flag: '--native-histogram-max-buckets <n>', help: 'native histograms: most buckets per series; past it a series resets, widens its zero bucket or halves its resolution', default: '160', parse: parsePositiveInt },
   { key: 'nativeHistogramMinResetDuration', flag: '--native-histogram-min-reset-duration <duration>', help: 'native histograms: a series over its bucket limit resets only after living this long (0 = never reset)', default: '1h', parse: parseDuration },
+  { key: 'traceKeepFailures', flag: '--trace-keep-failures <bool>', help: 'with tracing on (OTEL_TRACES_EXPORTER=otlp), also export the span of every failed or SLO-breaching request the sampler left out (decided when the request ends)', default: 'false', parse: parseBool },
+  { key: 'slowLogSize', flag: '--slow-log-size <n>', help: 'slow-request log (/debug/requests): requests kept per model in each list (slowest by TTFT, by TPOT, failed)', default: '10', parse: (v) => boundedInt(v, 1, 100) },
+  { key: 'slowLogWindow', flag: '--slow-log-window <duration>', help: 'slow-request log: how far back the lists reach', default: '15m', parse: parseDuration },
 ];
+
+function boundedInt(value: string, min: number, max: number): number {
+  const n = parsePositiveInt(value);
+  if (n < min || n > max) throw new Error(`expected a whole number from ${min} to ${max}, got "${value}"`);
+  return n;
+}
 
 function parseBucketFactor(value: string): number {
   const f = Number(value.trim());
@@ -173,6 +190,7 @@ export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.Pr
   if ((cfg.injectUsage as unknown) === 'auto') cfg.injectUsage = !ENGINES_WITHOUT_STREAM_OPTIONS.has(cfg.engine);
   cfg.slos = parseSloConfig(file['slos'], `--config ${configFile}: slos`);
   cfg.buckets = resolveBuckets(file['buckets'], cfg.slos, `--config ${configFile}: buckets`);
+  cfg.tracing = traceSettings(env);
   return cfg;
 }
 

@@ -11,7 +11,7 @@ import type { Config } from '../config.js';
 import { CollectorRunner } from '../collectors/runner.js';
 import { COLLECTORS } from '../collectors/index.js';
 import { ModelLabels } from './models.js';
-import { RequestMetrics, nativeOptionsFrom } from './prometheus.js';
+import { RequestMetrics, exemplarPolicyFrom, nativeOptionsFrom } from './prometheus.js';
 import { startOtlp, type OtlpHook } from './otlp-start.js';
 import { UNMEASURED, type RecordBatch, type RequestRecord, type WireBatch } from './record.js';
 import { decodeRecords } from './record-codec.js';
@@ -19,6 +19,9 @@ import { ROUTE_LABELS, routeByLabel, routeLabelIndex } from '../proxy/routes.js'
 import { ProxyLoopMetrics } from '../collectors/host/proxy-loop.js';
 import { chooseExposition } from './negotiate.js';
 import { encodeRegistry, PROTOBUF_CONTENT_TYPE } from './exposition-proto.js';
+import { OPENMETRICS_CONTENT_TYPE, renderOpenMetrics } from './openmetrics.js';
+import { RequestTrail } from '../trace/trail.js';
+import { serveDebugRequests } from '../trace/debug-route.js';
 
 export class MetricsSide {
   readonly registry = new Registry();
@@ -29,6 +32,8 @@ export class MetricsSide {
   /** null unless the OTEL_* environment asks for OTLP (decided once, here). */
   readonly otlp: OtlpHook | null;
   private readonly collectors: CollectorRunner;
+  /** Slow-request log, SLO-breach log lines and spans (trace/). */
+  readonly trail: RequestTrail;
   private server: Server | null = null;
 
   constructor(
@@ -36,10 +41,11 @@ export class MetricsSide {
     private readonly log: Logger,
   ) {
     this.models = new ModelLabels({ allowlist: config.models, upstream: config.upstream, refreshSeconds: config.modelsRefresh, log });
-    this.requests = new RequestMetrics(this.registry, config.buckets, config.engine, config.slos, (m) => this.models.label(m), nativeOptionsFrom(config));
+    this.requests = new RequestMetrics(this.registry, config.buckets, config.engine, config.slos, (m) => this.models.label(m), nativeOptionsFrom(config), exemplarPolicyFrom(config));
     this.collectors = new CollectorRunner(this.registry, config, log);
     this.proxyLoop = new ProxyLoopMetrics(this.registry);
     this.otlp = startOtlp(config, log, (m) => this.models.label(m));
+    this.trail = new RequestTrail(config, log, (m) => this.models.label(m));
   }
 
   /** Per proxy loop (source): its requests in flight, and starts and finishes per route. */
@@ -56,6 +62,7 @@ export class MetricsSide {
     }
     this.requests.ingest(batch);
     this.otlp?.ingest(batch);
+    this.trail.ingest(batch.records);
   }
 
   private flushEarly(): void {
@@ -131,9 +138,9 @@ export class MetricsSide {
     if (path === '/metrics') {
       try {
         // Native histograms travel only in the protobuf exposition (see negotiate.ts).
-        const proto = chooseExposition(res.req.headers.accept) === 'protobuf';
-        const body = proto ? await encodeRegistry(this.registry) : await this.registry.metrics();
-        const type = proto ? PROTOBUF_CONTENT_TYPE : this.registry.contentType;
+        const format = chooseExposition(res.req.headers.accept);
+        const body = format === 'protobuf' ? await encodeRegistry(this.registry) : format === 'openmetrics' ? await renderOpenMetrics(this.registry) : await this.registry.metrics();
+        const type = format === 'protobuf' ? PROTOBUF_CONTENT_TYPE : format === 'openmetrics' ? OPENMETRICS_CONTENT_TYPE : this.registry.contentType;
         res.writeHead(200, { 'content-type': type, vary: 'Accept' }).end(method === 'HEAD' ? undefined : body);
       } catch (err) {
         this.log.error({ err: (err as Error).message }, 'rendering /metrics failed');
@@ -141,6 +148,7 @@ export class MetricsSide {
       }
       return;
     }
+    if (path === '/debug/requests') return serveDebugRequests(this.trail.slowLog, url, method, res);
     if (path === '/healthz' || path === '/readyz') {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
       return;
@@ -154,6 +162,7 @@ export class MetricsSide {
     this.models.stop();
     await this.collectors.close();
     await this.otlp?.shutdown();
+    await this.trail.close();
     if (this.server) {
       const s = this.server;
       await new Promise<void>((resolve) => s.close(() => resolve()));

@@ -48,6 +48,21 @@ export class RequestMeter {
   inFlightAtStart = 0;
   inFlightAtFirstToken = -1;
 
+  /** The request's trace context (trace/context.ts fills it when tracing is on). */
+  traceId: string | null = null;
+  spanId: string | null = null;
+  parentSpanId: string | null = null;
+  traceFlags = 0;
+
+  /** What a meter replacing this one (same request, usage injected) carries over. */
+  carryTo(next: RequestMeter): void {
+    next.inFlightAtStart = this.inFlightAtStart;
+    next.traceId = this.traceId;
+    next.spanId = this.spanId;
+    next.parentSpanId = this.parentSpanId;
+    next.traceFlags = this.traceFlags;
+  }
+
   constructor(
     readonly t0: number,
     /** Drop the usage-only chunk from what the client sees (we injected include_usage). */
@@ -184,10 +199,10 @@ export class RequestMeter {
       cachedInputTokens: -1,
       reasoningTokens: -1,
       tenant: null,
-      traceId: null,
-      spanId: null,
-      parentSpanId: null,
-      traceFlags: 0,
+      traceId: this.traceId,
+      spanId: this.spanId,
+      parentSpanId: this.parentSpanId,
+      traceFlags: this.traceFlags,
     };
   }
 }

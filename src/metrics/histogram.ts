@@ -130,11 +130,13 @@ export class SeriesHistogram {
     const bucket = `${this.name}_bucket`;
     for (const s of this.series.values()) {
       let acc = 0;
+      // prom-client's 0.0.4 text never prints exemplars; the OpenMetrics renderer does.
+      const ex = s.exemplars;
       for (let i = 0; i < this.bounds.length; i++) {
         acc += s.counts[i]!;
-        values.push({ labels: { le: this.bounds[i]! }, sharedLabels: s.labels, value: acc, metricName: bucket, exemplar: null });
+        values.push({ labels: { le: this.bounds[i]! }, sharedLabels: s.labels, value: acc, metricName: bucket, exemplar: ex?.[i] ?? null });
       }
-      values.push({ labels: { le: '+Inf' }, sharedLabels: s.labels, value: s.count, metricName: bucket, exemplar: null });
+      values.push({ labels: { le: '+Inf' }, sharedLabels: s.labels, value: s.count, metricName: bucket, exemplar: ex?.[this.bounds.length] ?? null });
       values.push({ labels: {}, sharedLabels: s.labels, value: s.sum, metricName: `${this.name}_sum`, exemplar: undefined });
       values.push({ labels: {}, sharedLabels: s.labels, value: s.count, metricName: `${this.name}_count`, exemplar: undefined });
     }

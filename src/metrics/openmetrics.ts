@@ -16,11 +16,18 @@ const UNITS = ['seconds', 'bytes', 'ratio', 'watts', 'celsius', 'hertz', 'joules
 
 type Json = MetricObjectWithValues<MetricValue<string> | MetricValueWithName<string>>;
 interface ExemplarValue { labelSet: Record<string, string>; value: number; timestamp?: number }
+type Labels = Record<string, string | number>;
+/** What a metric's getForPromString() answers (histogram.ts, counter.ts): a series' labels shared by its values. */
+type Shared = { sharedLabels?: Labels };
+interface Renderable { get(): Promise<Json> | Json; getForPromString?(): Promise<Json> }
 
+/** No default labels are set on infermeter's registries (getMetricsAsJSON would add them; this does not). */
 export async function renderOpenMetrics(registry: Registry): Promise<string> {
-  const families = (await registry.getMetricsAsJSON()) as Json[];
   const out: string[] = [];
-  for (const f of families) renderFamily(f, out);
+  for (const m of registry.getMetricsAsArray() as unknown as Renderable[]) {
+    // The series-shaped view where there is one: its shared labels are formatted once per series.
+    renderFamily(await (m.getForPromString ? m.getForPromString() : m.get()), out);
+  }
   out.push('# EOF\n');
   return out.join('\n');
 }
@@ -37,23 +44,41 @@ function renderFamily(f: Json, out: string[]): void {
   const unit = UNITS.find((u) => family.endsWith(`_${u}`));
   if (unit) out.push(`# UNIT ${family} ${unit}`);
   if (f.help) out.push(`# HELP ${family} ${escape(f.help)}`);
+  let lastShared: Labels | undefined;
+  let sharedText = '';
   for (const v of f.values) {
     const name = (v as MetricValueWithName<string>).metricName ?? sampleName;
-    let line = `${name}${labels(v.labels as Record<string, string | number>)} ${number(v.value)}`;
+    const shared = (v as Shared).sharedLabels;
+    if (shared !== lastShared) {
+      lastShared = shared;
+      sharedText = shared ? labelPairs(shared) : '';
+    }
+    const own = labelPairs(v.labels as Labels);
+    const all = own && sharedText ? `${own},${sharedText}` : own || sharedText;
+    let line = `${name}${all ? `{${all}}` : ''} ${number(v.value)}`;
     const ex = (v as { exemplar?: ExemplarValue | null }).exemplar;
     if (ex) line += ` # ${labels(ex.labelSet)} ${number(ex.value)}${ex.timestamp !== undefined ? ` ${ex.timestamp.toFixed(3)}` : ''}`;
     out.push(line);
   }
 }
 
-function labels(l: Record<string, string | number> | undefined): string {
-  if (!l) return '';
-  const parts: string[] = [];
-  for (const k in l) if (l[k] !== undefined) parts.push(`${k}="${escape(String(l[k]))}"`);
-  return parts.length ? `{${parts.join(',')}}` : '';
+function labelPairs(l: Labels | undefined): string {
+  let out = '';
+  for (const k in l) {
+    const v = l[k];
+    if (v === undefined) continue;
+    out += `${out ? ',' : ''}${k}="${typeof v === 'number' ? v : escape(v)}"`;
+  }
+  return out;
+}
+
+function labels(l: Labels | undefined): string {
+  const pairs = labelPairs(l);
+  return pairs ? `{${pairs}}` : '';
 }
 
 function escape(s: string): string {
+  if (!/[\\\n"]/.test(s)) return s;
   return s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 }
 

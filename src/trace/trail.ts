@@ -67,7 +67,8 @@ export class RequestTrail {
       if (breached.length > 0 && r.outcome === 'ok') this.logBreach(r, model, breached);
       if (r.traceId !== null && ((r.traceFlags & 1) === 1 || (this.config.traceKeepFailures && (r.outcome !== 'ok' || breached.length > 0)))) {
         if (this.exporter) this.exporter.add(r, Date.now());
-        else if (this.pending && this.pending.length < MAX_PENDING_SPANS) this.pending.push(r);
+        // The gaps are not part of a span: a waiting record keeps only what its span needs.
+        else if (this.pending && this.pending.length < MAX_PENDING_SPANS) this.pending.push({ ...r, chunkGaps: null });
       }
     }
   }

@@ -5,6 +5,7 @@
 import { eventFacts, type EventFacts } from './events.js';
 import { UNKNOWN, lastScan, matchTemplate, scanEvent } from './event-scan.js';
 import { DROP, GIVE_UP, KEEP, type LineVerdict } from './sse.js';
+import { finishReasonsIn, modelIn, responseFactsOf } from './response-facts.js';
 import type { MeteringFailure, Outcome, RequestRecord, TokenSource } from '../metrics/record.js';
 
 const DONE = Buffer.from('[DONE]');
@@ -47,6 +48,11 @@ export class RequestMeter {
   /** Requests in flight on this loop when the request arrived, and when its first token did (-1: none yet). */
   inFlightAtStart = 0;
   inFlightAtFirstToken = -1;
+
+  /** What the response said of itself (response-facts.ts): its model, and its finish reasons. */
+  responseModel: string | null = null;
+  private modelLooked = false;
+  readonly finishReasons: string[] = [];
 
   /** The request's trace context (trace/context.ts fills it when tracing is on). */
   traceId: string | null = null;
@@ -94,7 +100,20 @@ export class RequestMeter {
         return GIVE_UP;
       }
       f = eventFacts(doc);
-    } else if (lastScan.template && this.templateMisses < MAX_TEMPLATE_MISSES) {
+      const model = responseFactsOf(doc, this.finishReasons);
+      if (f.token && !this.modelLooked) {
+        this.modelLooked = true;
+        this.responseModel = model;
+      }
+    } else {
+      // Not a template hit (a template's finish_reason is null): a finish reason may be here.
+      finishReasonsIn(buf, start, end, this.finishReasons);
+      if (f.token && !this.modelLooked) {
+        this.modelLooked = true;
+        this.responseModel = modelIn(buf, start, end);
+      }
+    }
+    if (f === SCANNED && lastScan.template && this.templateMisses < MAX_TEMPLATE_MISSES) {
       this.template = Buffer.from(buf.subarray(start, end));
       this.templateStart = lastScan.valueStart - start;
       this.templateEnd = lastScan.valueEnd - start;
@@ -158,6 +177,7 @@ export class RequestMeter {
       this.jsonParts = null;
     }
     const f = eventFacts(doc);
+    this.responseModel = responseFactsOf(doc, this.finishReasons);
     if (f.promptTokens >= 0) this.promptTokens = f.promptTokens;
     if (f.completionTokens >= 0) this.completionTokens = f.completionTokens;
     if (f.error) this.sawErrorEvent = true;
@@ -203,6 +223,8 @@ export class RequestMeter {
       spanId: this.spanId,
       parentSpanId: this.parentSpanId,
       traceFlags: this.traceFlags,
+      responseModel: this.responseModel,
+      finishReasons: this.finishReasons.length > 0 ? this.finishReasons.join(',') : null,
     };
   }
 }

@@ -55,6 +55,8 @@ export function spanOf(r: RequestRecord, opts: SpanOptions, endMs: number): Read
     'infermeter.in_flight_at_start': r.inFlightAtStart,
   };
   if (r.model) attributes['gen_ai.request.model'] = r.model;
+  if (r.responseModel) attributes['gen_ai.response.model'] = r.responseModel;
+  if (r.finishReasons) attributes['gen_ai.response.finish_reasons'] = r.finishReasons.split(',');
   if (r.status > 0) attributes['http.response.status_code'] = r.status;
   if (r.inputTokensKnown) attributes['gen_ai.usage.input_tokens'] = r.inputTokens;
   if (r.tokenSource !== 'none') attributes['gen_ai.usage.output_tokens'] = r.outputTokens;

@@ -88,6 +88,8 @@ for (const protocol of ['http/protobuf', 'http/json'] as const) {
       assert.equal(span.attributes['gen_ai.operation.name'], 'chat');
       assert.equal(span.attributes['gen_ai.provider.name'], 'vllm');
       assert.equal(span.attributes['gen_ai.request.model'], 'fake-model');
+      assert.equal(span.attributes['gen_ai.response.model'], 'fake-model');
+      assert.deepEqual(span.attributes['gen_ai.response.finish_reasons'], ['stop']);
       assert.equal(span.attributes['gen_ai.usage.input_tokens'], 11);
       assert.equal(span.attributes['gen_ai.usage.output_tokens'], 6);
       assert.equal(span.attributes['server.address'], '127.0.0.1');
@@ -126,6 +128,7 @@ for (const protocol of ['http/protobuf', 'http/json'] as const) {
       const span = await spanWithId(e, tp[2]!);
       assert.equal(span.parentSpanId, '');
       assert.equal(span.attributes['gen_ai.usage.output_tokens'], 2);
+      assert.deepEqual(span.attributes['gen_ai.response.finish_reasons'], ['stop'], 'from the non-streamed body');
       const debug = await (await fetch(`${e.infermeter.metricsUrl}/debug/requests`)).text();
       assertNoMarker(e, debug);
     });

@@ -41,3 +41,25 @@ test('counters keep their sample names, units are declared, values and help are 
   const plain = await reg.metrics();
   assert.ok(!plain.includes('trace_id') && plain.includes('x_requests_total{outcome="o\\\\k"} 2') && plain.includes('# TYPE x_oddly_named counter'));
 });
+
+test('the protobuf exposition carries the same exemplars: on the classic bucket and on the native histogram', async () => {
+  const { RequestMetrics } = await import('../../src/metrics/prometheus.js');
+  const { DEFAULT_BUCKETS } = await import('../../src/metrics/catalog.js');
+  const { UNMEASURED } = await import('../../src/metrics/record.js');
+  const { encodeRegistry, decodeMetricFamilies } = await import('../../src/metrics/exposition-proto.js');
+  const reg = new Registry();
+  const m = new RequestMetrics(reg, DEFAULT_BUCKETS as never, 'vllm', { objective: 0.99, window: '30d', default: {}, models: {} } as never, (x) => x, undefined, { keepBreaches: false });
+  const trace = 'cd'.repeat(16);
+  const base = { ...UNMEASURED, route: 'chat_completions', operation: 'chat', model: 'm', outcome: 'ok', status: 200, streamed: true, errorType: null, startedAt: 1_700_000_000_000, ttft: 0.3, ttfo: 0.3, e2e: 2, outputTokens: 5, tokenSource: 'usage' } as const;
+  m.record({ ...base, traceId: trace, spanId: 'ef'.repeat(8), traceFlags: 1 });
+  m.record({ ...base, ttft: 0.31, traceId: 'aa'.repeat(16), spanId: 'ef'.repeat(8), traceFlags: 0 }); // unsampled: no exemplar
+  const fam = decodeMetricFamilies(await encodeRegistry(reg)).find((f) => f.name === 'gen_ai_server_time_to_first_token_seconds')!;
+  const h = fam.metric[0]!.histogram as unknown as { bucket: { upper_bound: number; exemplar?: { label: { name: string; value: string }[]; value: number; timestamp: { seconds: number } } }[]; exemplars?: { label: { value: string }[] }[] };
+  const withExemplar = h.bucket.filter((b) => b.exemplar);
+  assert.equal(withExemplar.length, 1);
+  assert.ok(withExemplar[0]!.upper_bound >= 0.3);
+  assert.deepEqual(withExemplar[0]!.exemplar!.label, [{ name: 'trace_id', value: trace }]);
+  assert.equal(withExemplar[0]!.exemplar!.value, 0.3);
+  assert.equal(withExemplar[0]!.exemplar!.timestamp.seconds, 1_700_000_002);
+  assert.deepEqual(h.exemplars!.map((e) => e.label[0]!.value), [trace]);
+});

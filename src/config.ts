@@ -110,8 +110,14 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'nativeHistogramMinResetDuration', flag: '--native-histogram-min-reset-duration <duration>', help: 'native histograms: a series over its bucket limit resets only after living this long (0 = never reset)', default: '1h', parse: parseDuration },
   { key: 'traceKeepFailures', flag: '--trace-keep-failures <bool>', help: 'with tracing on (OTEL_TRACES_EXPORTER=otlp), also export the span of every failed or SLO-breaching request the sampler left out (decided when the request ends)', default: 'false', parse: parseBool },
   { key: 'slowLogSize', flag: '--slow-log-size <n>', help: 'slow-request log (/debug/requests): requests kept per model in each list (slowest by TTFT, by TPOT, failed)', default: '10', parse: (v) => boundedInt(v, 1, 100) },
-  { key: 'slowLogWindow', flag: '--slow-log-window <duration>', help: 'slow-request log: how far back the lists reach', default: '15m', parse: parseDuration },
+  { key: 'slowLogWindow', flag: '--slow-log-window <duration>', help: 'slow-request log: how far back the lists reach', default: '15m', parse: positiveDuration },
 ];
+
+function positiveDuration(value: string): number {
+  const s = parseDuration(value);
+  if (!(s > 0)) throw new Error(`expected a duration above 0 such as 15m, got "${value}"`);
+  return s;
+}
 
 function boundedInt(value: string, min: number, max: number): number {
   const n = parsePositiveInt(value);

@@ -130,8 +130,19 @@ test('a real Prometheus with exemplar storage returns the slow request\'s trace 
       const targets = await (await fetch(`${prom.url}/api/v1/targets`)).text();
       throw new Error(`${err.message}; exemplars seen: ${traces.join(',')}; targets: ${targets}`);
     });
-    // Series names did not change with the format: the counter is still queryable by its name.
+    // Series names did not change with the format: every sample name of the 0.0.4 text is stored under that name.
     assert.ok((await prom.scalar('sum(infermeter_requests_total)')) >= FAST);
+    const scrapeMeta = new Set(['up', 'scrape_duration_seconds', 'scrape_samples_scraped', 'scrape_samples_post_metric_relabeling', 'scrape_series_added']);
+    let want: string[] = [];
+    let got: string[] = [];
+    await eventually(async () => {
+      const text = await (await fetch(`${infermeter.metricsUrl}/metrics`)).text();
+      want = [...new Set(text.split('\n').filter((l) => l && !l.startsWith('#')).map((l) => /^[^{ ]+/.exec(l)![0]))].sort();
+      const stored = (await (await fetch(`${prom.url}/api/v1/label/__name__/values?match[]=${encodeURIComponent('{job="infermeter"}')}`)).json()) as { data: string[] };
+      got = stored.data.filter((n) => !scrapeMeta.has(n)).sort();
+      return JSON.stringify(got) === JSON.stringify(want);
+    }, 5000, 'the same names in Prometheus as in the text', 500).catch(() => assert.deepEqual(got, want));
+    assert.equal(await prom.scalar('up{job="infermeter"}'), 1);
   } finally {
     await prom.stop();
   }

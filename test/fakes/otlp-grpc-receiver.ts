@@ -35,19 +35,7 @@ export class FakeOtlpGrpcReceiver {
         done(null, Buffer.alloc(0));
       },
     });
-    const service: grpc.ServiceDefinition = {
-      Export: {
-        path: EXPORT_PATH,
-        requestStream: false,
-        responseStream: false,
-        requestSerialize: (v: Buffer) => v,
-        requestDeserialize: (b: Buffer) => b,
-        // An empty ExportMetricsServiceResponse: full success.
-        responseSerialize: () => Buffer.alloc(0),
-        responseDeserialize: (b: Buffer) => b,
-      },
-    };
-    this.server.addService(service, {
+    this.server.addService({ Export: exportMethod(EXPORT_PATH) }, {
       Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, done: grpc.sendUnaryData<Buffer>) => {
         this.received.push(decodeExportRequest(call.request));
         done(null, Buffer.alloc(0));

@@ -11,12 +11,16 @@
  * BENCH_SECONDS (default 3) sets the length of each cell, BENCH_ROUNDS (default 3) how many
  * interleaved rounds each path's percentiles are pooled over, BENCH_WARMUP_SECONDS (default 2) the
  * warm-up per path at each concurrency, BENCH_CONCURRENCY the stream counts, BENCH_LOCKSTEP
- * the stream count of the lockstep (burst) section (0: skip it).
+ * the stream count of the lockstep (burst) section (0: skip it). BENCH_TRACING=0 leaves out the
+ * capacity path `infermeter --workers 1, tracing` (OTEL_TRACES_EXPORTER=otlp, ratio 1, spans
+ * to a sink in this process that answers 200): tracing on beside tracing off.
  *
  * Clients start spread over one stream's length, as streams are in steady traffic; the
  * lockstep section then starts them all at once, the worst case for per-request cost.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
 import { ROOT, closedLoop, cpuSeconds, percentile, processTree, rssBytes, sorted, startNginx, startProcess, streamOnce, type StreamSample } from './lib.js';
 import { runCapacity } from './capacity.js';
@@ -33,12 +37,27 @@ const node = process.execPath;
 const upstream = await startProcess(node, [`${ROOT}dist/bench/upstream.js`], /^(\d+)\n/m, { BENCH_MODELS: String(MODELS) });
 const upstreamPort = Number(upstream.match[1]);
 const direct = `http://127.0.0.1:${upstreamPort}`;
-const startInfermeter = (workers: number) =>
+const startInfermeter = (workers: number, env: NodeJS.ProcessEnv = {}) =>
   startProcess(
     node,
     [`${ROOT}dist/src/cli.js`, '--upstream', direct, '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0', '--no-collector.gpu', '--no-collector.engine', '--no-collector.host', '--log-level', 'info', '--workers', String(workers)],
     /"proxy":"127\.0\.0\.1:(\d+)","metrics":"127\.0\.0\.1:(\d+)"/,
+    env,
   );
+/** An OTLP endpoint that reads and accepts every span export (its CPU is this process's, not the path's). */
+async function startSpanSink(): Promise<{ url: string; spans: () => number; close: () => void }> {
+  let bytes = 0;
+  const server = createServer((req, res) => {
+    req.on('data', (c: Buffer) => (bytes += c.length));
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans: () => bytes, close: () => server.close() };
+}
+const TRACING = process.env['BENCH_TRACING'] !== '0' && SECTIONS.has('capacity');
+const sink = TRACING ? await startSpanSink() : null;
+const imTraced = sink ? await startInfermeter(1, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_TRACES_SAMPLER: 'always_on' }) : null;
+const throughTraced = imTraced ? `http://127.0.0.1:${imTraced.match[1]}` : '';
 const im = await startInfermeter(1);
 const im2 = await startInfermeter(2);
 const through2 = `http://127.0.0.1:${im2.match[1]}`;
@@ -93,7 +112,7 @@ await closedLoop(direct, 8, 500, body);
 await closedLoop(plain, 8, 500, body);
 await closedLoop(nodeFloor, 8, 500, body);
 const warmAgent = new Agent({ connections: 16 });
-for (const url of [through, through2]) for (let i = 0; i < MODELS * 2; i++) await streamOnce(warmAgent, url, body(i, { firstMs: 1, chunks: 3, gapMs: 1 }), false);
+for (const url of [through, through2, ...(imTraced ? [throughTraced] : [])]) for (let i = 0; i < MODELS * 2; i++) await streamOnce(warmAgent, url, body(i, { firstMs: 1, chunks: 3, gapMs: 1 }), false);
 await warmAgent.close();
 await new Promise((r) => setTimeout(r, 2000)); // model list fetched; records flushed
 const series = (await (await request(metricsUrl)).body.text()).split('\n').filter((l) => l.startsWith('gen_ai_server_time_to_first_token_seconds_bucket')).length;
@@ -106,8 +125,10 @@ if (SECTIONS.has('capacity')) {
     { name: 'node http+undici', url: nodeFloor, pids: [bare.child.pid!] },
     { name: 'infermeter --workers 1', url: through, pids: [imPid] },
     { name: 'infermeter --workers 2', url: through2, pids: [im2.child.pid!] },
+    ...(imTraced ? [{ name: 'infermeter --workers 1, tracing', url: throughTraced, pids: [imTraced.child.pid!] }] : []),
   ];
   rows.push(...(await runCapacity(capacityPaths, { bare: 'node http+undici', nginx: 'nginx' })));
+  if (sink) console.log(`tracing path: ${sink.spans()} bytes of OTLP spans received`);
 }
 if (SECTIONS.has('latency')) {
 console.log(`\ninfermeter proxy benchmark: ${WARM}s warm-up, then ${SECONDS}s per cell × ${ROUNDS} interleaved rounds, percentiles over all rounds' streams; stream = 20 chunks 10 ms apart after 20 ms`);
@@ -252,6 +273,8 @@ writeFileSync(`${ROOT}bench-results/proxy.json`, JSON.stringify({ date: new Date
 console.log(`\nraw figures: bench-results/proxy.json`);
 im.child.kill('SIGTERM');
 im2.child.kill('SIGTERM');
+imTraced?.child.kill('SIGTERM');
+sink?.close();
 upstream.child.kill('SIGTERM');
 bare.child.kill('SIGTERM');
 nginx.stop();

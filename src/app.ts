@@ -17,6 +17,7 @@ import { InfermeterError } from './errors.js';
 import { Exchange, type ProxyContext } from './proxy/exchange.js';
 import { routeFor } from './proxy/routes.js';
 import { listenerTls, upstreamConnectOptions } from './lib/tls.js';
+import { TracePropagator } from './trace/context.js';
 
 /** Methods forwarded; anything else (TRACE, CONNECT, WebDAV verbs) is refused with 405. */
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']);
@@ -46,6 +47,7 @@ export function buildApp(config: Config, sink: RecordSink, log: Logger): App {
     bodyLimit: config.bodyLimit,
     sink,
     log,
+    trace: config.tracing ? new TracePropagator(config.tracing) : null,
   };
   let closing = false;
   let inFlight = 0;

@@ -14,6 +14,7 @@ import {
 import { AUTO_MAX, parseWorkers } from './cluster/cpus.js';
 import { checkTlsFiles } from './lib/tls.js';
 import { parseSloConfig, thresholdsInBucketSet, type SloConfig } from './slo/config.js';
+import { traceSettings, type TraceSettings } from './trace/env.js';
 
 export const ENGINES = ['vllm', 'sglang', 'tgi', 'llamacpp', 'trtllm', 'ollama', 'openai'] as const;
 export type EngineKind = (typeof ENGINES)[number];
@@ -71,9 +72,16 @@ export interface Config {
   tlsKey: string;
   metricsTlsCert: string;
   metricsTlsKey: string;
+  /** Export the span of every failed or SLO-breaching request, sampled or not. */
+  traceKeepFailures: boolean;
+  /** Slow-request log (/debug/requests): entries kept per model and list, and over how long. */
+  slowLogSize: number;
+  slowLogWindow: number;
   configFile: string | null;
   buckets: Record<BucketSet, number[]>;
   slos: SloConfig;
+  /** From the standard OTEL_TRACES_* / OTEL_EXPORTER_OTLP_* variables; null: tracing off. */
+  tracing: TraceSettings | null;
   /** What this config was resolved from, so that a reload (SIGHUP) resolves it again the same way. */
   sources: ConfigSources;
 }
@@ -84,7 +92,7 @@ export interface ConfigSources {
   env: Record<string, string>;
 }
 
-type Scalar = Exclude<keyof Config, 'buckets' | 'slos' | 'configFile' | 'sources'>;
+type Scalar = Exclude<keyof Config, 'buckets' | 'slos' | 'configFile' | 'sources' | 'tracing'>;
 
 interface OptionSpec {
   key: Scalar;
@@ -136,12 +144,21 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'tlsKey', flag: '--tls-key <file>', help: 'PEM private key of --tls-cert', default: '', parse: (v) => v },
   { key: 'metricsTlsCert', flag: '--metrics-tls-cert <file>', help: 'PEM certificate: the metrics listener speaks HTTPS (with --metrics-tls-key)', default: '', parse: (v) => v },
   { key: 'metricsTlsKey', flag: '--metrics-tls-key <file>', help: 'PEM private key of --metrics-tls-cert', default: '', parse: (v) => v },
+  { key: 'traceKeepFailures', flag: '--trace-keep-failures <bool>', help: 'with tracing on (OTEL_TRACES_EXPORTER=otlp), also export the span of every failed or SLO-breaching request the sampler left out (decided when the request ends)', default: 'false', parse: parseBool },
+  { key: 'slowLogSize', flag: '--slow-log-size <n>', help: 'slow-request log (/debug/requests): requests kept per model in each list (slowest by TTFT, by TPOT, failed)', default: '10', parse: (v) => boundedInt(v, 1, 100) },
+  { key: 'slowLogWindow', flag: '--slow-log-window <duration>', help: 'slow-request log: how far back the lists reach', default: '15m', parse: positiveDuration },
 ];
 
 function positiveDuration(v: string): number {
   const s = parseDuration(v);
   if (!(s > 0)) throw new Error(`expected a duration above 0 such as 10s, got "${v}"`);
   return s;
+}
+
+function boundedInt(value: string, min: number, max: number): number {
+  const n = parsePositiveInt(value);
+  if (n < min || n > max) throw new Error(`expected a whole number from ${min} to ${max}, got "${value}"`);
+  return n;
 }
 
 function parseBucketFactor(value: string): number {
@@ -217,6 +234,7 @@ export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.Pr
   if ((cfg.injectUsage as unknown) === 'auto') cfg.injectUsage = !ENGINES_WITHOUT_STREAM_OPTIONS.has(cfg.engine);
   cfg.slos = parseSloConfig(file['slos'], `--config ${configFile}: slos`);
   cfg.buckets = resolveBuckets(file['buckets'], cfg.slos, `--config ${configFile}: buckets`);
+  cfg.tracing = traceSettings(env);
   return cfg;
 }
 

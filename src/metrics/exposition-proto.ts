@@ -64,9 +64,16 @@ function familyMessage(f: Json, natives: NativeHistograms | undefined): Record<s
   }
 }
 
+interface ProtoExemplar { label: LabelPair[]; value: number; timestamp: { seconds: number; nanos: number } }
+
+function protoExemplar(traceId: string, value: number, timestamp: number): ProtoExemplar {
+  const seconds = Math.floor(timestamp);
+  return { label: [{ name: 'trace_id', value: traceId }], value, timestamp: { seconds, nanos: Math.round((timestamp - seconds) * 1e9) } };
+}
+
 interface Grouped {
   labels: Record<string, string | number>;
-  buckets: { upper_bound: number; cumulative_count: number }[];
+  buckets: { upper_bound: number; cumulative_count: number; exemplar?: ProtoExemplar }[];
   sum: number;
   count: number;
 }
@@ -84,7 +91,9 @@ function group(f: Json): Map<string, Grouped> {
     if (v.metricName?.endsWith('_bucket')) {
       const le = v.labels['le'];
       // +Inf is implied by sample_count (the schema makes it optional).
-      if (le !== '+Inf') g.buckets.push({ upper_bound: Number(le), cumulative_count: v.value });
+      const ex = (v as { exemplar?: { labelSet: { trace_id: string }; value: number; timestamp: number } | null }).exemplar;
+      const exemplar = ex ? protoExemplar(ex.labelSet.trace_id, ex.value, ex.timestamp) : undefined;
+      if (le !== '+Inf') g.buckets.push({ upper_bound: Number(le), cumulative_count: v.value, ...(exemplar && { exemplar }) });
     } else if (v.metricName?.endsWith('_sum')) g.sum = v.value;
     else if (v.metricName?.endsWith('_count')) g.count = v.value;
   }
@@ -95,7 +104,9 @@ function histogramMetrics(f: Json, natives: NativeHistograms | undefined): Recor
   const metrics: Record<string, unknown>[] = [];
   for (const g of group(f).values()) {
     const histogram: Record<string, unknown> = { sample_count: g.count, sample_sum: g.sum, bucket: g.buckets };
-    const native = natives?.lookup(f.name, g.labels)?.snapshot();
+    const series = natives?.lookup(f.name, g.labels);
+    const native = series?.snapshot();
+    if (series?.exemplars) histogram['exemplars'] = series.exemplars.map((e) => protoExemplar(e.traceId, e.value, e.timestamp));
     if (native) {
       Object.assign(histogram, {
         schema: native.schema,

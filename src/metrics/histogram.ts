@@ -8,11 +8,20 @@
  */
 import type { Registry } from 'prom-client';
 
+/** A recent traced observation of a bucket, as prom-client shapes exemplars (timestamp: epoch seconds). */
+export interface Exemplar {
+  labelSet: { trace_id: string };
+  value: number;
+  timestamp: number;
+}
+
 /** One label set's buckets: non-cumulative counts per upper bound, plus +Inf via count. */
 export class HistogramSeries {
   readonly counts: Float64Array;
   sum = 0;
   count = 0;
+  /** Per bucket, +Inf last: the latest traced observation (made on the first one; one object per bucket at most). */
+  exemplars: (Exemplar | null)[] | null = null;
 
   constructor(
     readonly labels: Record<string, string>,
@@ -21,8 +30,9 @@ export class HistogramSeries {
     this.counts = new Float64Array(bounds.length);
   }
 
-  observe(value: number): void {
-    if (!Number.isFinite(value)) return;
+  /** Counts `value`; answers its bucket's index (the bound count for +Inf, -1 when not counted). */
+  observe(value: number): number {
+    if (!Number.isFinite(value)) return -1;
     const b = this.bounds;
     // First bound >= value (Prometheus buckets are `le`); past the last one is +Inf only.
     let lo = 0;
@@ -35,6 +45,20 @@ export class HistogramSeries {
     if (lo < b.length) this.counts[lo]!++;
     this.sum += value;
     this.count++;
+    return lo;
+  }
+
+  /** observe() that also makes this the bucket's exemplar (only sampled traces reach here). */
+  observeTraced(value: number, traceId: string, timestampSeconds: number): void {
+    const i = this.observe(value);
+    if (i < 0) return;
+    const ex = (this.exemplars ??= new Array<Exemplar | null>(this.bounds.length + 1).fill(null));
+    const e = ex[i];
+    if (e) {
+      e.labelSet.trace_id = traceId;
+      e.value = value;
+      e.timestamp = timestampSeconds;
+    } else ex[i] = { labelSet: { trace_id: traceId }, value, timestamp: timestampSeconds };
   }
 }
 
@@ -43,8 +67,8 @@ interface Value {
   sharedLabels: Record<string, string>;
   value: number;
   metricName: string;
-  /** Shaped as prom-client's: null on bucket lines, undefined on _sum and _count. */
-  exemplar: null | undefined;
+  /** Shaped as prom-client's: null (or the bucket's exemplar) on bucket lines, undefined on _sum and _count. */
+  exemplar: Exemplar | null | undefined;
 }
 
 export class SeriesHistogram {
@@ -82,17 +106,18 @@ export class SeriesHistogram {
     this.labels(labels).observe(value);
   }
 
-  /** prom-client's metric interface, as its Histogram has it: every label on each value. */
+  /** prom-client's metric interface, as its Histogram has it: every label on each value, exemplars on buckets. */
   async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: Omit<Value, 'sharedLabels'>[] }> {
     const values: Omit<Value, 'sharedLabels'>[] = [];
     const bucket = `${this.name}_bucket`;
     for (const s of this.series.values()) {
       let acc = 0;
+      const ex = s.exemplars;
       for (let i = 0; i < this.bounds.length; i++) {
         acc += s.counts[i]!;
-        values.push({ labels: { le: this.bounds[i]!, ...s.labels }, value: acc, metricName: bucket, exemplar: null });
+        values.push({ labels: { le: this.bounds[i]!, ...s.labels }, value: acc, metricName: bucket, exemplar: ex?.[i] ?? null });
       }
-      values.push({ labels: { le: '+Inf', ...s.labels }, value: s.count, metricName: bucket, exemplar: null });
+      values.push({ labels: { le: '+Inf', ...s.labels }, value: s.count, metricName: bucket, exemplar: ex?.[this.bounds.length] ?? null });
       values.push({ labels: { ...s.labels }, value: s.sum, metricName: `${this.name}_sum`, exemplar: undefined });
       values.push({ labels: { ...s.labels }, value: s.count, metricName: `${this.name}_count`, exemplar: undefined });
     }
@@ -105,11 +130,13 @@ export class SeriesHistogram {
     const bucket = `${this.name}_bucket`;
     for (const s of this.series.values()) {
       let acc = 0;
+      // prom-client's 0.0.4 text never prints exemplars; the OpenMetrics renderer does.
+      const ex = s.exemplars;
       for (let i = 0; i < this.bounds.length; i++) {
         acc += s.counts[i]!;
-        values.push({ labels: { le: this.bounds[i]! }, sharedLabels: s.labels, value: acc, metricName: bucket, exemplar: null });
+        values.push({ labels: { le: this.bounds[i]! }, sharedLabels: s.labels, value: acc, metricName: bucket, exemplar: ex?.[i] ?? null });
       }
-      values.push({ labels: { le: '+Inf' }, sharedLabels: s.labels, value: s.count, metricName: bucket, exemplar: null });
+      values.push({ labels: { le: '+Inf' }, sharedLabels: s.labels, value: s.count, metricName: bucket, exemplar: ex?.[this.bounds.length] ?? null });
       values.push({ labels: {}, sharedLabels: s.labels, value: s.sum, metricName: `${this.name}_sum`, exemplar: undefined });
       values.push({ labels: {}, sharedLabels: s.labels, value: s.count, metricName: `${this.name}_count`, exemplar: undefined });
     }

@@ -125,6 +125,9 @@ export interface NativeSnapshot {
   createdSeconds: number;
 }
 
+/** client_golang keeps up to 10 exemplars per native histogram; a few recent ones link to traces just as well. */
+const MAX_NATIVE_EXEMPLARS = 4;
+
 export class NativeSeries {
   schema: number;
   zeroThreshold: number;
@@ -149,10 +152,18 @@ export class NativeSeries {
     return this.positive.size + this.negative.size;
   }
 
-  observe(v: number): void {
+  /** The latest traced observations (at most MAX_NATIVE_EXEMPLARS, oldest first), for the protobuf exposition. */
+  exemplars: { traceId: string; value: number; timestamp: number }[] | null = null;
+
+  observe(v: number, traceId: string | null = null, timestampSeconds = 0): void {
     // As the classic series (histogram.ts): NaN and ±Inf are not observations at all, so the
     // two histograms of one measurement always hold the same count.
     if (!Number.isFinite(v)) return;
+    if (traceId !== null) {
+      const ex = (this.exemplars ??= []);
+      if (ex.length === MAX_NATIVE_EXEMPLARS) ex.shift();
+      ex.push({ traceId, value: v, timestamp: timestampSeconds });
+    }
     this.count++;
     this.sum += v;
     this.place(v);

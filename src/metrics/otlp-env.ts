@@ -43,11 +43,11 @@ export function otlpSettings(env: NodeJS.ProcessEnv): OtlpSettings | null {
   const wanted = exporters === undefined ? endpointSet : exporters.split(',').map((s) => s.trim().toLowerCase()).includes('otlp');
   if (!wanted) return null;
 
-  const protocol = protocolFrom(env);
+  const protocol = protocolFor(env, 'METRICS');
   const intervalMs = millis(env, 'OTEL_METRIC_EXPORT_INTERVAL', DEFAULT_INTERVAL_MS);
   // The periodic reader refuses a timeout longer than its interval.
   const timeoutMs = Math.min(millis(env, 'OTEL_METRIC_EXPORT_TIMEOUT', DEFAULT_TIMEOUT_MS), intervalMs);
-  return { protocol, endpoint: endpointFor(env, protocol), intervalMs, timeoutMs, histogramAggregation: histogramAggregationFrom(env) };
+  return { protocol, endpoint: endpointFor(env, protocol, 'METRICS'), intervalMs, timeoutMs, histogramAggregation: histogramAggregationFrom(env) };
 }
 
 function histogramAggregationFrom(env: NodeJS.ProcessEnv): HistogramAggregation {
@@ -60,8 +60,9 @@ function histogramAggregationFrom(env: NodeJS.ProcessEnv): HistogramAggregation 
   return v as HistogramAggregation;
 }
 
-function protocolFrom(env: NodeJS.ProcessEnv): OtlpProtocol {
-  for (const name of ['OTEL_EXPORTER_OTLP_METRICS_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL']) {
+/** The signal's protocol: OTEL_EXPORTER_OTLP_<SIGNAL>_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf. */
+export function protocolFor(env: NodeJS.ProcessEnv, signal: 'METRICS' | 'TRACES'): OtlpProtocol {
+  for (const name of [`OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`, 'OTEL_EXPORTER_OTLP_PROTOCOL']) {
     const v = value(env, name);
     if (v === undefined) continue;
     if (!(OTLP_PROTOCOLS as readonly string[]).includes(v)) {
@@ -72,13 +73,15 @@ function protocolFrom(env: NodeJS.ProcessEnv): OtlpProtocol {
   return 'http/protobuf';
 }
 
-function endpointFor(env: NodeJS.ProcessEnv, protocol: OtlpProtocol): string {
-  const specific = value(env, 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT');
+/** The signal's URL: its own endpoint as given, else the generic one (+ /v1/<signal> for HTTP), else localhost. */
+export function endpointFor(env: NodeJS.ProcessEnv, protocol: OtlpProtocol, signal: 'METRICS' | 'TRACES'): string {
+  const path = `/v1/${signal.toLowerCase()}`;
+  const specific = value(env, `OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`);
   if (specific !== undefined) return specific;
   const base = value(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
   if (protocol === 'grpc') return base ?? 'http://localhost:4317';
   // The signal path is appended to the generic endpoint for HTTP, not for gRPC.
-  return base !== undefined ? `${base.replace(/\/+$/, '')}/v1/metrics` : 'http://localhost:4318/v1/metrics';
+  return base !== undefined ? `${base.replace(/\/+$/, '')}${path}` : `http://localhost:4318${path}`;
 }
 
 function millis(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -90,7 +93,7 @@ function millis(env: NodeJS.ProcessEnv, name: string, fallback: number): number 
 }
 
 /** Empty means unset, as the SDK treats it. */
-function value(env: NodeJS.ProcessEnv, name: string): string | undefined {
+export function value(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const v = env[name]?.trim();
   return v === undefined || v === '' ? undefined : v;
 }

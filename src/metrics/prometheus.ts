@@ -32,6 +32,16 @@ export function gauge(registry: Registry, d: MetricDef): Gauge {
 
 const GENERATION_OPERATIONS = new Set(['chat', 'text_completion']);
 
+export interface ExemplarPolicy {
+  /** Unsampled requests that missed an SLO are exported too (--trace-keep-failures). */
+  keepBreaches: boolean;
+}
+
+/** The exemplar policy of a resolved config: on exactly when tracing is. */
+export function exemplarPolicyFrom(config: Pick<Config, 'tracing' | 'traceKeepFailures'>): ExemplarPolicy | null {
+  return config.tracing ? { keepBreaches: config.traceKeepFailures } : null;
+}
+
 /** The latency histograms that are native too (token counts stay classic only). */
 type NativeKey = 'ttft' | 'ttfo' | 'tpot' | 'e2e' | 'chunk';
 
@@ -81,6 +91,8 @@ export class RequestMetrics {
     private slos: SloConfig,
     private readonly modelLabel: (model: string) => string,
     native: NativeOptions = nativeOptions(),
+    /** null: no exemplars (tracing off: there would be no trace to link to). */
+    private readonly exemplars: ExemplarPolicy | null = null,
   ) {
     this.natives = new NativeHistograms(native);
     attachNativeHistograms(registry, this.natives);
@@ -142,6 +154,17 @@ export class RequestMetrics {
     this.judged.inc({ gen_ai_request_model: model }, 0);
   }
 
+  /**
+   * The trace id an observation of `r` carries as exemplar: only of a span that is exported
+   * (sampled, or kept for missing an SLO), so that every exemplar links to a trace that exists.
+   */
+  private exemplarOf(r: RequestRecord, verdicts: readonly { good: boolean }[] | null): string | null {
+    const ex = this.exemplars;
+    if (ex === null || r.traceId === null) return null;
+    if ((r.traceFlags & 1) === 1) return r.traceId;
+    return ex.keepBreaches && verdicts?.some((v) => !v.good) ? r.traceId : null;
+  }
+
   ingest(batch: RecordBatch): void {
     this.inFlight.set(batch.inFlight);
     for (const r of batch.records) this.record(r);
@@ -170,9 +193,11 @@ export class RequestMetrics {
     return b;
   }
 
-  private observe(b: Bound, key: NativeKey, value: number): void {
-    (b.latency[key] ??= this[key].labels(b.labels)).observe(value);
-    b.native[key].observe(value);
+  private observe(b: Bound, key: NativeKey, value: number, exemplar: string | null, at: number): void {
+    const classic = (b.latency[key] ??= this[key].labels(b.labels));
+    if (exemplar === null) classic.observe(value);
+    else classic.observeTraced(value, exemplar, at);
+    b.native[key].observe(value, exemplar, at);
   }
 
   record(r: RequestRecord): void {
@@ -196,18 +221,20 @@ export class RequestMetrics {
     if (r.outputTokens > 0) this.tokens.inc({ ...labels, gen_ai_token_type: 'output' }, r.outputTokens);
     if (r.outcome !== 'rejected' && r.outcome !== 'worker_lost') this.tokenSource.inc({ source: r.tokenSource });
 
+    const verdicts = judge(this.slos, model, r);
     if (r.outcome === 'ok' && !r.meteringFailure) {
+      const exemplar = this.exemplarOf(r, verdicts);
+      const at = exemplar === null ? 0 : (r.startedAt + r.e2e * 1000) / 1000;
       if (r.inputTokens > 0) this.tokenUsage.observe({ ...labels, gen_ai_token_type: 'input' }, r.inputTokens);
       if (r.outputTokens > 0) this.tokenUsage.observe({ ...labels, gen_ai_token_type: 'output' }, r.outputTokens);
       // One measurement, two histograms: the classic buckets and the native ones.
-      if (r.e2e >= 0) this.observe(bound, 'e2e', r.e2e);
-      if (r.ttft >= 0) this.observe(bound, 'ttft', r.ttft);
-      if (r.ttfo >= 0) this.observe(bound, 'ttfo', r.ttfo);
+      if (r.e2e >= 0) this.observe(bound, 'e2e', r.e2e, exemplar, at);
+      if (r.ttft >= 0) this.observe(bound, 'ttft', r.ttft, exemplar, at);
+      if (r.ttfo >= 0) this.observe(bound, 'ttfo', r.ttfo, exemplar, at);
       const tpot = tpotSeconds(r);
-      if (tpot >= 0) this.observe(bound, 'tpot', tpot);
+      if (tpot >= 0) this.observe(bound, 'tpot', tpot, exemplar, at);
     }
 
-    const verdicts = judge(this.slos, model, r);
     if (!verdicts) return;
     this.seedSloSeries(model);
     let allGood = true;

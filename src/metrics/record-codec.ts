@@ -11,20 +11,21 @@
  *   f64 startedAt · u32 in flight at start · i32 in flight at first token · i32 cached input tokens
  *   i32 reasoning tokens · u8 trace flags
  *   str route · str operation · str model · str error type · str tenant · str trace id · str span id
- *   str parent span id (u16 byte length, 0xffff: null; then UTF-8)
+ *   str parent span id · str response model · str finish reasons (u16 byte length, 0xffff: null; then UTF-8)
  *   [u32 gap count · f32 × count]
  * A batch is `u32 version · u32 record count · records`. New fields go at the end of a
  * record with a new version; the decoder refuses versions it does not know.
  */
 import { METERING_FAILURES, OUTCOMES, TOKEN_SOURCES, type RequestRecord } from './record.js';
 
-export const CODEC_VERSION = 2;
+/** 3: response model and finish reasons (issue 16). */
+export const CODEC_VERSION = 3;
 const NONE = 255;
 const NULL_STRING = 0xffff;
 const HEADER = 8;
 const FIXED = 4 + 2 + 24 + 8 + 8 + 16 + 1;
 /** Strings per record, each with its u16 length. */
-const STRINGS = 8;
+const STRINGS = 10;
 
 const outcomeIndex = new Map<string, number>(OUTCOMES.map((o, i) => [o, i]));
 const sourceIndex = new Map<string, number>(TOKEN_SOURCES.map((s, i) => [s, i]));
@@ -46,7 +47,8 @@ export class RecordEncoder {
 
   add(r: RequestRecord): void {
     const gaps = r.chunkGaps;
-    const chars = r.route.length + r.operation.length + r.model.length + (r.errorType?.length ?? 0) + (r.tenant?.length ?? 0) + (r.traceId ? 64 : 0);
+    const chars = r.route.length + r.operation.length + r.model.length + (r.errorType?.length ?? 0) + (r.tenant?.length ?? 0) + (r.traceId ? 64 : 0)
+      + (r.responseModel?.length ?? 0) + (r.finishReasons?.length ?? 0);
     this.reserve(FIXED + 2 * STRINGS + 3 * chars + (gaps ? 4 + gaps.length * 4 : 0));
     const b = this.buf;
     let p = this.pos;
@@ -74,6 +76,8 @@ export class RecordEncoder {
     p = writeString(b, p, r.traceId);
     p = writeString(b, p, r.spanId);
     p = writeString(b, p, r.parentSpanId);
+    p = writeString(b, p, r.responseModel);
+    p = writeString(b, p, r.finishReasons);
     if (gaps) {
       p = b.writeUInt32LE(gaps.length, p);
       b.set(new Uint8Array(gaps.buffer, gaps.byteOffset, gaps.byteLength), p);
@@ -154,6 +158,8 @@ export function decodeRecords(data: ArrayBuffer | Uint8Array): RequestRecord[] {
     const traceId = str();
     const spanId = str();
     const parentSpanId = str();
+    const responseModel = str();
+    const finishReasons = str();
     let chunkGaps: Float32Array | null = null;
     if (flags & 2) {
       const count = b.readUInt32LE(p);
@@ -167,7 +173,7 @@ export function decodeRecords(data: ArrayBuffer | Uint8Array): RequestRecord[] {
       route, operation, model, outcome, status, streamed: (flags & 1) !== 0, ttft, ttfo, e2e, inputTokens, outputTokens, tokenSource,
       chunkGaps, meteringFailure: failure === NONE ? null : METERING_FAILURES[failure]!, errorType,
       startedAt, inputTokensKnown: (flags & 4) !== 0, inFlightAtStart, inFlightAtFirstToken, cachedInputTokens, reasoningTokens,
-      tenant, traceId, spanId, parentSpanId, traceFlags,
+      tenant, traceId, spanId, parentSpanId, traceFlags, responseModel, finishReasons,
     };
   }
   if (p !== b.length) throw new Error(`record batch: ${b.length - p} bytes left over`);

@@ -77,13 +77,17 @@ export interface RequestRecord {
   parentSpanId: string | null;
   /** W3C trace-flags of the span (bit 0: sampled). */
   traceFlags: number;
+  /** The response's own `model` (the first token event's, or the JSON body's), at most 128 bytes; null when unseen. */
+  responseModel: string | null;
+  /** The choices' distinct non-null finish_reason values, comma-joined (at most 8 of 32 bytes); null when none. */
+  finishReasons: string | null;
 }
 
 /** The fields a record has before anything is measured: for records the proxy never metered. */
 export const UNMEASURED = {
   ttft: -1, ttfo: -1, e2e: -1, inputTokens: 0, outputTokens: 0, tokenSource: 'none', chunkGaps: null, meteringFailure: null,
   inputTokensKnown: false, inFlightAtStart: 0, inFlightAtFirstToken: -1, cachedInputTokens: -1, reasoningTokens: -1,
-  tenant: null, traceId: null, spanId: null, parentSpanId: null, traceFlags: 0,
+  tenant: null, traceId: null, spanId: null, parentSpanId: null, traceFlags: 0, responseModel: null, finishReasons: null,
 } as const satisfies Partial<RequestRecord>;
 
 /** What the exporters ingest: decoded records, and the machine's requests in flight. */

@@ -13,7 +13,7 @@ import type { Config } from '../config.js';
 import { CollectorRunner } from '../collectors/runner.js';
 import { COLLECTORS } from '../collectors/index.js';
 import { ModelLabels } from './models.js';
-import { RequestMetrics, nativeOptionsFrom } from './prometheus.js';
+import { RequestMetrics, exemplarPolicyFrom, nativeOptionsFrom } from './prometheus.js';
 import { startOtlp, type OtlpHook } from './otlp-start.js';
 import { UNMEASURED, type RecordBatch, type RequestRecord, type WireBatch } from './record.js';
 import { decodeRecords } from './record-codec.js';
@@ -29,6 +29,9 @@ import { setLogLevel } from '../lib/log.js';
 
 /** What a reload did, for the POST /-/reload answer and for the parent (log level, workers). */
 export type ReloadResult = { ok: true; live: LiveSettings; restartNeeded: string[] } | { ok: false; error: string };
+import { OPENMETRICS_CONTENT_TYPE, renderOpenMetrics } from './openmetrics.js';
+import { RequestTrail } from '../trace/trail.js';
+import { serveDebugRequests } from '../trace/debug-route.js';
 
 export class MetricsSide {
   readonly registry = new Registry();
@@ -39,6 +42,8 @@ export class MetricsSide {
   /** null unless the OTEL_* environment asks for OTLP (decided once, here). */
   readonly otlp: OtlpHook | null;
   private readonly collectors: CollectorRunner;
+  /** Slow-request log, SLO-breach log lines and spans (trace/). */
+  readonly trail: RequestTrail;
   private server: Server | null = null;
   readonly health: ProxyHealth;
   private readonly reloads: ReloadMetrics;
@@ -57,11 +62,12 @@ export class MetricsSide {
       allowlist: config.models, upstream: config.upstream, refreshSeconds: config.modelsRefresh, log,
       dispatcher: this.upstreamAgent, answered: () => this.health.upstreamAnswered(),
     });
-    this.requests = new RequestMetrics(this.registry, config.buckets, config.engine, config.slos, (m) => this.models.label(m), nativeOptionsFrom(config));
+    this.requests = new RequestMetrics(this.registry, config.buckets, config.engine, config.slos, (m) => this.models.label(m), nativeOptionsFrom(config), exemplarPolicyFrom(config));
     this.collectors = new CollectorRunner(this.registry, config, log);
     this.proxyLoop = new ProxyLoopMetrics(this.registry);
     this.otlp = startOtlp(config, log, (m) => this.models.label(m));
     this.reloads = new ReloadMetrics(this.registry);
+    this.trail = new RequestTrail(config, log, (m) => this.models.label(m));
   }
 
   /** A proxy loop's listener state (listening, draining), sent by main.ts or the cluster primary. */
@@ -86,6 +92,7 @@ export class MetricsSide {
     }
     this.requests.setSlos(r.live.slos);
     this.otlp?.setSlos(r.live.slos);
+    this.trail.setSlos(r.live.slos);
     this.models.reconfigure(r.live.models, r.live.modelsRefresh);
     setLogLevel(this.log, r.live.logLevel);
     this.config = { ...this.config, ...r.live };
@@ -108,6 +115,7 @@ export class MetricsSide {
     }
     this.requests.ingest(batch);
     this.otlp?.ingest(batch);
+    this.trail.ingest(batch.records);
   }
 
   private flushEarly(): void {
@@ -200,9 +208,9 @@ export class MetricsSide {
     if (path === '/metrics') {
       try {
         // Native histograms travel only in the protobuf exposition (see negotiate.ts).
-        const proto = chooseExposition(res.req.headers.accept) === 'protobuf';
-        const body = proto ? await encodeRegistry(this.registry) : await this.registry.metrics();
-        const type = proto ? PROTOBUF_CONTENT_TYPE : this.registry.contentType;
+        const format = chooseExposition(res.req.headers.accept);
+        const body = format === 'protobuf' ? await encodeRegistry(this.registry) : format === 'openmetrics' ? await renderOpenMetrics(this.registry) : await this.registry.metrics();
+        const type = format === 'protobuf' ? PROTOBUF_CONTENT_TYPE : format === 'openmetrics' ? OPENMETRICS_CONTENT_TYPE : this.registry.contentType;
         res.writeHead(200, { 'content-type': type, vary: 'Accept' }).end(method === 'HEAD' ? undefined : body);
       } catch (err) {
         this.log.error({ err: (err as Error).message }, 'rendering /metrics failed');
@@ -210,6 +218,7 @@ export class MetricsSide {
       }
       return;
     }
+    if (path === '/debug/requests') return serveDebugRequests(this.trail.slowLog, url, method, res);
     if (path === '/healthz' || path === '/readyz') {
       const a: HealthAnswer = path === '/healthz' ? this.health.liveness() : this.health.readiness();
       res.writeHead(a.ok ? 200 : 503, { 'content-type': 'text/plain', 'cache-control': 'no-store' }).end(method === 'HEAD' ? undefined : `${a.reason}\n`);
@@ -246,6 +255,7 @@ export class MetricsSide {
     await this.collectors.close();
     await this.otlp?.shutdown();
     await this.upstreamAgent?.close();
+    await this.trail.close();
     if (this.server) {
       const s = this.server;
       await new Promise<void>((resolve) => s.close(() => resolve()));

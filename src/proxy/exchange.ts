@@ -14,6 +14,7 @@ import { clientResponseHeaders, headerValue, upstreamRequestHeaders } from './he
 import { RequestMeter } from './meter.js';
 import type { RouteInfo } from './routes.js';
 import { SseFramer } from './sse.js';
+import { TracePropagator } from '../trace/context.js';
 
 export interface ProxyContext {
   pool: Pool;
@@ -23,6 +24,8 @@ export interface ProxyContext {
   bodyLimit: number;
   sink: RecordSink;
   log: Logger;
+  /** null when tracing is off: the client's traceparent then passes through untouched. */
+  trace: TracePropagator | null;
 }
 
 /** Socket errors on a reused keep-alive connection that closed under us (llama-server does this). */
@@ -62,6 +65,10 @@ export class Exchange implements Dispatcher.DispatchHandler {
   ) {
     this.meter = new RequestMeter(t0, false, ctx.sink);
     this.meter.inFlightAtStart = ctx.sink.started(route.route);
+    if (ctx.trace) {
+      ctx.trace.start(req.headers, this.meter);
+      this.meter.readsResponse = true;
+    }
     res.on('close', this.onClientClose);
   }
 
@@ -85,9 +92,10 @@ export class Exchange implements Dispatcher.DispatchHandler {
     if (injected) {
       const first = this.meter;
       this.meter = new RequestMeter(first.t0, true, this.ctx.sink);
-      this.meter.inFlightAtStart = first.inFlightAtStart;
+      first.carryTo(this.meter);
     }
     this.headers = upstreamRequestHeaders(this.req.headers, this.req.socket.remoteAddress, Buffer.isBuffer(body) ? body.length : null);
+    if (this.ctx.trace) TracePropagator.rewrite(this.headers, this.meter);
     this.body = body;
     this.replayable = Buffer.isBuffer(body) || body === null;
     this.dispatch();

@@ -5,6 +5,7 @@
 import { eventFacts, type EventFacts } from './events.js';
 import { UNKNOWN, lastScan, matchTemplate, scanEvent } from './event-scan.js';
 import { DROP, GIVE_UP, KEEP, type LineVerdict } from './sse.js';
+import { finishReasonsIn, modelIn, responseFactsOf } from './response-facts.js';
 import type { MeteringFailure, Outcome, RequestRecord, TokenSource } from '../metrics/record.js';
 
 const DONE = Buffer.from('[DONE]');
@@ -48,6 +49,29 @@ export class RequestMeter {
   inFlightAtStart = 0;
   inFlightAtFirstToken = -1;
 
+  /** What the response said of itself (response-facts.ts): its model, and its finish reasons. */
+  responseModel: string | null = null;
+  private modelLooked = false;
+  readonly finishReasons: string[] = [];
+  /** Only spans use the response facts: with tracing off, no event pays for reading them. */
+  readsResponse = false;
+
+  /** The request's trace context (trace/context.ts fills it when tracing is on). */
+  traceId: string | null = null;
+  spanId: string | null = null;
+  parentSpanId: string | null = null;
+  traceFlags = 0;
+
+  /** What a meter replacing this one (same request, usage injected) carries over. */
+  carryTo(next: RequestMeter): void {
+    next.inFlightAtStart = this.inFlightAtStart;
+    next.readsResponse = this.readsResponse;
+    next.traceId = this.traceId;
+    next.spanId = this.spanId;
+    next.parentSpanId = this.parentSpanId;
+    next.traceFlags = this.traceFlags;
+  }
+
   constructor(
     readonly t0: number,
     /** Drop the usage-only chunk from what the client sees (we injected include_usage). */
@@ -79,7 +103,22 @@ export class RequestMeter {
         return GIVE_UP;
       }
       f = eventFacts(doc);
-    } else if (lastScan.template && this.templateMisses < MAX_TEMPLATE_MISSES) {
+      if (this.readsResponse) {
+        const model = responseFactsOf(doc, this.finishReasons);
+        if (f.token && !this.modelLooked) {
+          this.modelLooked = true;
+          this.responseModel = model;
+        }
+      }
+    } else if (this.readsResponse) {
+      // Not a template hit (a template's finish_reason is null): a finish reason may be here.
+      finishReasonsIn(buf, start, end, this.finishReasons);
+      if (f.token && !this.modelLooked) {
+        this.modelLooked = true;
+        this.responseModel = modelIn(buf, start, end);
+      }
+    }
+    if (f === SCANNED && lastScan.template && this.templateMisses < MAX_TEMPLATE_MISSES) {
       this.template = Buffer.from(buf.subarray(start, end));
       this.templateStart = lastScan.valueStart - start;
       this.templateEnd = lastScan.valueEnd - start;
@@ -143,6 +182,7 @@ export class RequestMeter {
       this.jsonParts = null;
     }
     const f = eventFacts(doc);
+    if (this.readsResponse) this.responseModel = responseFactsOf(doc, this.finishReasons);
     if (f.promptTokens >= 0) this.promptTokens = f.promptTokens;
     if (f.completionTokens >= 0) this.completionTokens = f.completionTokens;
     if (f.error) this.sawErrorEvent = true;
@@ -184,10 +224,12 @@ export class RequestMeter {
       cachedInputTokens: -1,
       reasoningTokens: -1,
       tenant: null,
-      traceId: null,
-      spanId: null,
-      parentSpanId: null,
-      traceFlags: 0,
+      traceId: this.traceId,
+      spanId: this.spanId,
+      parentSpanId: this.parentSpanId,
+      traceFlags: this.traceFlags,
+      responseModel: this.responseModel,
+      finishReasons: this.finishReasons.length > 0 ? this.finishReasons.join(',') : null,
     };
   }
 }

@@ -22,6 +22,10 @@ export interface SeqSink {
 /** Histogram observations, made as things happen (counters are read from EngineState). */
 export interface EngineEvents {
   queued(seconds: number): void;
+  /** First scheduled → first token (vLLM's request_prefill_time_seconds). */
+  prefill(seconds: number): void;
+  /** First token → last token (vLLM's request_decode_time_seconds). */
+  decode(seconds: number): void;
   firstToken(seconds: number): void;
   interToken(seconds: number): void;
   finished(reason: FinishReason, e2eSeconds: number): void;
@@ -47,6 +51,8 @@ export class Sequence {
   ownBlocks = 0;
   shared: number[] = [];
   scheduled = false;
+  scheduledAt = 0;
+  firstTokenAt = -1;
   lastTokenAt = 0;
   constructor(readonly spec: SeqSpec, readonly arrival: number) {}
 }
@@ -212,7 +218,8 @@ export class Engine {
     this.counts.prefixHitTokens += hit * bs;
     if (!seq.scheduled) {
       seq.scheduled = true;
-      this.events.queued((performance.now() - seq.arrival) / 1000);
+      seq.scheduledAt = performance.now();
+      this.events.queued((seq.scheduledAt - seq.arrival) / 1000);
     }
     return true;
   }
@@ -257,6 +264,9 @@ export class Engine {
     if (first) {
       this.counts.promptTokens += seq.spec.promptTokens;
       this.events.firstToken((now - seq.arrival) / 1000);
+      // Preempted and rescheduled: vLLM keeps the first scheduling time, so prefill includes the redo.
+      this.events.prefill((now - seq.scheduledAt) / 1000);
+      seq.firstTokenAt = now;
     } else this.events.interToken((now - seq.lastTokenAt) / 1000);
     seq.lastTokenAt = now;
     const last = seq.generated >= seq.spec.outputTokens;
@@ -271,6 +281,7 @@ export class Engine {
     seq.shared = [];
     seq.state = DONE;
     this.finishedBy[reason]++;
+    if (seq.firstTokenAt >= 0) this.events.decode((now - seq.firstTokenAt) / 1000);
     this.events.finished(reason, (now - seq.arrival) / 1000);
   }
 

@@ -33,6 +33,8 @@ const E2E_BUCKETS = [0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 6
 
 const HISTOGRAMS = {
   queued: { names: same('vllm:request_queue_time_seconds', 'Histogram of time spent in WAITING phase for request.'), buckets: E2E_BUCKETS },
+  prefill: { names: same('vllm:request_prefill_time_seconds', 'Histogram of time spent in PREFILL phase for request.'), buckets: E2E_BUCKETS },
+  decode: { names: same('vllm:request_decode_time_seconds', 'Histogram of time spent in DECODE phase for request.'), buckets: E2E_BUCKETS },
   firstToken: { names: same('vllm:time_to_first_token_seconds', 'Histogram of time to first token in seconds.'), buckets: TTFT_BUCKETS },
   interToken: { names: { v1: ['vllm:inter_token_latency_seconds', 'Histogram of inter-token latency in seconds.'], v0: ['vllm:time_per_output_token_seconds', 'Histogram of time per output token in seconds.'] }, buckets: ITL_BUCKETS },
   e2e: { names: { v1: ['vllm:e2e_request_latency_seconds', 'Histogram of e2e request latency in seconds.'], v0: ['vllm:e2e_request_latency_seconds', 'Histogram of end to end request latency in seconds.'] }, buckets: E2E_BUCKETS },
@@ -80,6 +82,8 @@ export function createSimMetrics(opts: SimOptions, state: () => EngineState): Si
     return new Histogram({ name, help, labelNames, buckets: [...h.buckets], registers }).labels(labels);
   };
   const queued = hist(HISTOGRAMS.queued);
+  const prefill = hist(HISTOGRAMS.prefill);
+  const decode = hist(HISTOGRAMS.decode);
   const firstToken = hist(HISTOGRAMS.firstToken);
   const interToken = hist(HISTOGRAMS.interToken);
   const e2e = hist(HISTOGRAMS.e2e);
@@ -87,6 +91,8 @@ export function createSimMetrics(opts: SimOptions, state: () => EngineState): Si
     registry,
     events: {
       queued: (s) => queued.observe(s),
+      prefill: (s) => prefill.observe(s),
+      decode: (s) => decode.observe(s),
       firstToken: (s) => firstToken.observe(s),
       interToken: (s) => interToken.observe(s),
       // vLLM observes latency histograms for every finished request, aborted ones included.

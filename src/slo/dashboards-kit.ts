@@ -9,6 +9,8 @@ export const DS = { type: 'prometheus', uid: '${datasource}' } as const;
 export interface Target {
   expr: string;
   legend: string;
+  /** Ask Prometheus for exemplars too (trace ids on latency buckets; the dots link to $tracing). */
+  exemplar?: boolean;
 }
 
 export interface PanelSpec {
@@ -47,6 +49,11 @@ export function datasourceVariable(): Variable {
   return { name: 'datasource', label: 'Data source', type: 'datasource', query: 'prometheus', current: {}, hide: 0, refresh: 1, options: [] };
 }
 
+/** Where exemplar trace ids lead: a Tempo (or Jaeger/Zipkin) datasource, chosen per dashboard. */
+export function tracingDatasourceVariable(): Variable {
+  return { name: 'tracing', label: 'Tracing data source', type: 'datasource', query: 'tempo', current: {}, hide: 0, refresh: 1, options: [] };
+}
+
 /** A multi-value variable over a label of a metric, "All" meaning any value. */
 export function labelVariable(name: string, label: string, metricSelector: string, title: string): Variable {
   const query = `label_values(${metricSelector}, ${label})`;
@@ -67,6 +74,9 @@ export function labelVariable(name: string, label: string, metricSelector: strin
     options: [],
   };
 }
+
+/** A panel link to Explore on the tracing datasource, for panels whose exemplars carry trace ids. */
+const TRACE_LINK = { title: 'Traces in ${tracing}', url: '/explore?left={"datasource":"${tracing}","queries":[{"refId":"A","queryType":"traceqlSearch"}]}', targetBlank: true };
 
 function panelJson(p: PanelSpec, id: number, x: number, y: number): Record<string, unknown> {
   const type = p.type ?? 'timeseries';
@@ -100,7 +110,9 @@ function panelJson(p: PanelSpec, id: number, x: number, y: number): Record<strin
       legendFormat: t.legend,
       range: true,
       instant: false,
+      ...(t.exemplar && { exemplar: true }),
     })),
+    ...(p.targets.some((t) => t.exemplar) && { links: [TRACE_LINK] }),
   };
 }
 

@@ -5,10 +5,10 @@
  * end-to-end test evaluates every query against a real Prometheus.
  */
 import type { SloConfig } from './config.js';
-import { dashboardJson, datasourceVariable, labelVariable, type DashboardSpec, type PanelSpec } from './dashboards-kit.js';
+import { dashboardJson, datasourceVariable, labelVariable, tracingDatasourceVariable, type DashboardSpec, type PanelSpec } from './dashboards-kit.js';
 import { M } from './names.js';
 import { errorBudget } from './rules-slo.js';
-import { classicQuantile, latencyQuantile } from './quantile.js';
+import { classicMean, classicQuantile, latencyMean, latencyQuantile } from './quantile.js';
 
 const RI = '$__rate_interval';
 const INSTANCE = 'instance=~"$instance"';
@@ -39,6 +39,7 @@ function latencyPanel(title: string, histogram: string, slo: string, description
       ...[0.5, 0.95, 0.99].map((q) => ({
         expr: quantile(q, histogram, 'gen_ai_request_model', REQ),
         legend: `P${Math.round(q * 100)} {{gen_ai_request_model}}`,
+        exemplar: q === 0.99,
       })),
       ...(slo ? [{ expr: `max by (gen_ai_request_model) (${M.sloThreshold}{${INSTANCE}, slo="${slo}"})`, legend: 'threshold {{gen_ai_request_model}}' }] : []),
     ],
@@ -54,16 +55,45 @@ function sloErrorRatio(window: string): string {
 function variables() {
   return [
     datasourceVariable(),
+    tracingDatasourceVariable(),
     labelVariable('instance', 'instance', M.inFlight, 'Instance'),
     labelVariable('model', 'gen_ai_request_model', `${M.requests}{${INSTANCE}}`, 'Model'),
+  ];
+}
+
+/**
+ * Where the time to first token went: the proxy's TTFT beside the engine's own, its queue and
+ * prefill (P99, per instance), and the means, which add up: engine TTFT ≈ queue + prefill, and
+ * proxy − engine is the residual (network, HTTP server, proxy).
+ */
+function ttftDecomposition(): PanelSpec[] {
+  const by = 'instance';
+  return [
+    { title: 'TTFT P99: proxy, engine, engine queue, engine prefill', unit: 's', w: 24, h: 6,
+      description: 'The proxy measures from when it received the request; the engine from when it did. Queue: waiting for a batch slot; prefill: first scheduling to first token. A proxy P99 far above the engine\'s points at the network or the proxy host; a queue near the engine TTFT at batch capacity.',
+      targets: [
+        { expr: quantile(0.99, M.ttft, by, INSTANCE), legend: 'proxy TTFT {{instance}}', exemplar: true },
+        { expr: classicQuantile(0.99, M.engineTtft, by, INSTANCE, RI), legend: 'engine TTFT {{instance}}' },
+        { expr: classicQuantile(0.99, M.engineQueue, by, INSTANCE, RI), legend: 'engine queue {{instance}}' },
+        { expr: classicQuantile(0.99, M.enginePrefill, by, INSTANCE, RI), legend: 'engine prefill {{instance}}' },
+      ] },
+    { title: 'Mean TTFT decomposed: queue + prefill + residual', unit: 's', w: 24, h: 6,
+      description: 'Means add up where quantiles do not: engine queue + engine prefill ≈ engine TTFT, and the residual = proxy TTFT − engine TTFT is the network, the HTTP server and the proxy.',
+      targets: [
+        { expr: classicMean(M.engineQueue, by, INSTANCE, RI), legend: 'queue {{instance}}' },
+        { expr: classicMean(M.enginePrefill, by, INSTANCE, RI), legend: 'prefill {{instance}}' },
+        { expr: `(\n${latencyMean(M.ttft, by, INSTANCE, RI)}\n)\n-\n(\n${classicMean(M.engineTtft, by, INSTANCE, RI)}\n)`, legend: 'residual (network, HTTP, proxy) {{instance}}' },
+        { expr: latencyMean(M.ttft, by, INSTANCE, RI), legend: 'proxy TTFT {{instance}}' },
+      ] },
   ];
 }
 
 function whyIsP99Slow(): PanelSpec[] {
   const common = { w: 24, h: 6 };
   return [
-    { ...common, title: 'TTFT P99 by model', unit: 's', description: 'The symptom: time to first token, 99th percentile.',
-      targets: [{ expr: quantile(0.99, M.ttft, 'gen_ai_request_model', REQ), legend: 'P99 {{gen_ai_request_model}}' }] },
+    { ...common, title: 'TTFT P99 by model', unit: 's', description: 'The symptom: time to first token, 99th percentile. Exemplar dots are recent requests\' trace ids (tracing on): click one for its trace in $tracing.',
+      targets: [{ expr: quantile(0.99, M.ttft, 'gen_ai_request_model', REQ), legend: 'P99 {{gen_ai_request_model}}', exemplar: true }] },
+    ...ttftDecomposition(),
     { ...common, title: 'KV-cache usage', unit: 'percentunit', min: 0, max: 1, thresholds: [[0.95, 'red']],
       description: 'Near 100% the engine cannot admit new sequences: requests wait and running ones get preempted.',
       targets: [{ expr: `max by (instance, engine) (${M.kvCache}{${INSTANCE}})`, legend: '{{instance}} {{engine}}' }] },

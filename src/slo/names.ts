@@ -28,6 +28,8 @@ export const M = {
   prefixHits: 'infermeter_engine_prefix_cache_hits_total',
   preemptions: 'infermeter_engine_preemptions_total',
   engineTtft: 'infermeter_engine_time_to_first_token_seconds',
+  engineQueue: 'infermeter_engine_queue_time_seconds',
+  enginePrefill: 'infermeter_engine_prefill_time_seconds',
   // GPU collector (nvidia-smi, labels gpu and uuid)
   gpuUtil: 'infermeter_gpu_sm_utilization_ratio',
   gpuMemUtil: 'infermeter_gpu_memory_utilization_ratio',

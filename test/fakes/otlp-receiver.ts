@@ -1,6 +1,6 @@
 /**
- * A fake OTLP/HTTP metrics receiver: a real HTTP server on loopback that accepts
- * POST /v1/metrics, decodes the protobuf body with protobufjs against the OTLP schema below
+ * A fake OTLP/HTTP receiver: a real HTTP server on loopback that accepts POST /v1/metrics
+ * and POST /v1/traces (protobuf, or OTLP/JSON for traces), decodes the protobuf body with protobufjs against the OTLP schema below
  * (the subset of opentelemetry-proto's metrics/common/resource messages that metrics use,
  * exponential histograms included,
  * field numbers as in opentelemetry-proto v1), and keeps every request for assertions.
@@ -87,7 +87,96 @@ message HistogramDataPoint {
 }
 `;
 
-const REQUEST_TYPE = protobuf.parse(OTLP_METRICS_PROTO, { keepCase: false }).root.lookupType('opentelemetry.proto.ExportMetricsServiceRequest');
+/** opentelemetry-proto v1 trace/v1/trace.proto, the fields infermeter's spans use. */
+const OTLP_TRACES_PROTO = `
+message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }
+message ResourceSpans { Resource resource = 1; repeated ScopeSpans scope_spans = 2; string schema_url = 3; }
+message ScopeSpans { InstrumentationScope scope = 1; repeated Span spans = 2; string schema_url = 3; }
+message Span {
+  bytes trace_id = 1;
+  bytes span_id = 2;
+  string trace_state = 3;
+  bytes parent_span_id = 4;
+  fixed32 flags = 16;
+  string name = 5;
+  int32 kind = 6;
+  fixed64 start_time_unix_nano = 7;
+  fixed64 end_time_unix_nano = 8;
+  repeated KeyValue attributes = 9;
+  uint32 dropped_attributes_count = 10;
+  message Event { fixed64 time_unix_nano = 1; string name = 2; repeated KeyValue attributes = 3; uint32 dropped_attributes_count = 4; }
+  repeated Event events = 11;
+  Status status = 15;
+}
+message Status { string message = 2; int32 code = 3; }
+`;
+
+const ROOT_PROTO = protobuf.parse(OTLP_METRICS_PROTO + OTLP_TRACES_PROTO, { keepCase: false }).root;
+const REQUEST_TYPE = ROOT_PROTO.lookupType('opentelemetry.proto.ExportMetricsServiceRequest');
+const TRACES_TYPE = ROOT_PROTO.lookupType('opentelemetry.proto.ExportTraceServiceRequest');
+
+/** A received span, the same whichever encoding carried it: ids as lowercase hex, attributes flat. */
+export interface ReceivedSpan {
+  encoding: 'protobuf' | 'json';
+  traceId: string;
+  spanId: string;
+  /** '' for a root span. */
+  parentSpanId: string;
+  name: string;
+  kind: number;
+  startNs: number;
+  endNs: number;
+  attributes: Record<string, unknown>;
+  events: { name: string; timeNs: number; attributes: Record<string, unknown> }[];
+  status: { code?: number; message?: string };
+  resource: Record<string, unknown>;
+}
+
+interface RawSpan {
+  traceId?: string; spanId?: string; parentSpanId?: string; name?: string; kind?: number; startTimeUnixNano?: number | string; endTimeUnixNano?: number | string;
+  attributes?: KeyValue[]; events?: { name?: string; timeUnixNano?: number | string; attributes?: KeyValue[] }[]; status?: { code?: number; message?: string };
+}
+interface RawTraces { resourceSpans?: { resource?: { attributes?: KeyValue[] }; scopeSpans?: { spans?: RawSpan[] }[] }[] }
+
+/** OTLP/JSON: AnyValue keys in lowerCamelCase, int64 as strings, ids already hex. */
+function jsonValue(v: Record<string, unknown>): unknown {
+  if ('intValue' in v) return Number(v['intValue']);
+  if ('arrayValue' in v) return ((v['arrayValue'] as { values?: Record<string, unknown>[] }).values ?? []).map(jsonValue);
+  return Object.values(v)[0];
+}
+
+export function decodeTraces(body: Buffer, json: boolean): ReceivedSpan[] {
+  const doc = json
+    ? (JSON.parse(body.toString('utf8')) as RawTraces)
+    : (TRACES_TYPE.toObject(TRACES_TYPE.decode(body), { longs: Number, bytes: String, enums: Number, defaults: false, oneofs: false }) as RawTraces);
+  const hex = (id: string | undefined) => (id === undefined || id === '' ? '' : json ? id.toLowerCase() : Buffer.from(id, 'base64').toString('hex'));
+  const flat = (list: KeyValue[] | undefined) => {
+    if (!json) {
+      const out = attrs(list);
+      for (const kv of list ?? []) if ('arrayValue' in kv.value) out[kv.key] = ((kv.value['arrayValue'] as { values?: KeyValue['value'][] }).values ?? []).map((x) => Object.values(x)[0]);
+      return out;
+    }
+    const out: Record<string, unknown> = {};
+    for (const kv of list ?? []) out[kv.key] = jsonValue(kv.value);
+    return out;
+  };
+  const spans: ReceivedSpan[] = [];
+  for (const rs of doc.resourceSpans ?? []) {
+    const resource = flat(rs.resource?.attributes);
+    for (const ss of rs.scopeSpans ?? []) {
+      for (const s of ss.spans ?? []) {
+        spans.push({
+          encoding: json ? 'json' : 'protobuf',
+          traceId: hex(s.traceId), spanId: hex(s.spanId), parentSpanId: hex(s.parentSpanId), name: s.name ?? '', kind: s.kind ?? 0,
+          startNs: Number(s.startTimeUnixNano ?? 0), endNs: Number(s.endTimeUnixNano ?? 0), attributes: flat(s.attributes),
+          events: (s.events ?? []).map((e) => ({ name: e.name ?? '', timeNs: Number(e.timeUnixNano ?? 0), attributes: flat(e.attributes) })),
+          status: s.status ?? {}, resource,
+        });
+      }
+    }
+  }
+  return spans;
+}
 
 /** Plain JSON shapes of the decoded messages (protobufjs toObject, longs as numbers). */
 export interface KeyValue { key: string; value: Record<string, unknown> }
@@ -128,6 +217,10 @@ export interface ReceivedExport {
 
 export class FakeOtlpReceiver {
   readonly received: ReceivedExport[] = [];
+  /** Every span of every POST /v1/traces, in arrival order. */
+  readonly spans: ReceivedSpan[] = [];
+  /** Every request body as text (to look for markers that must never leave infermeter). */
+  readonly rawBodies: string[] = [];
   /** HTTP status to answer with; 200 accepts. */
   status = 200;
   private server: Server | null = null;
@@ -146,12 +239,18 @@ export class FakeOtlpReceiver {
   }
 
   private async handle(req: IncomingMessage): Promise<number> {
-    if (req.method !== 'POST' || req.url !== '/v1/metrics') return 404;
+    if (req.method !== 'POST' || (req.url !== '/v1/metrics' && req.url !== '/v1/traces')) return 404;
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     if (this.status !== 200) return this.status;
     let body = Buffer.concat(chunks);
     if (req.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
+    this.rawBodies.push(body.toString('latin1'));
+    if (req.url === '/v1/traces') {
+      this.spans.push(...decodeTraces(body, String(req.headers['content-type']).includes('json')));
+      for (const w of this.waiters.splice(0)) w();
+      return 200;
+    }
     this.received.push({ contentType: String(req.headers['content-type']), request: decodeExportRequest(body) });
     for (const w of this.waiters.splice(0)) w();
     return 200;
@@ -172,7 +271,7 @@ export class FakeOtlpReceiver {
     const deadline = Date.now() + timeoutMs;
     while (!ok()) {
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`OTLP receiver: condition not met within ${timeoutMs} ms (${this.received.length} exports received)`);
+      if (left <= 0) throw new Error(`OTLP receiver: condition not met within ${timeoutMs} ms (${this.received.length} metric exports, ${this.spans.length} spans received)`);
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, Math.min(left, 200));
         this.waiters.push(() => {

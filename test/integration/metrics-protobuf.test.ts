@@ -105,16 +105,26 @@ test('protobuf answer: every family of the text answer, same type, help, labels 
   assert.ok(tokens.bucket!.length > 0);
 });
 
-test('text answer unchanged without the protobuf Accept (no header, text, OpenMetrics-first Prometheus 3)', async () => {
+test('text answer unchanged without the protobuf or OpenMetrics Accept (no header, text, */*)', async () => {
   const plain = await request(env.proxy.metricsUrl);
   assert.match(String(plain.headers['content-type']), /^text\/plain; version=0\.0\.4/);
   const body = await plain.body.text();
-  for (const accept of ['text/plain;version=0.0.4', 'application/openmetrics-text;version=1.0.0;q=0.9,text/plain;version=0.0.4;q=0.5,*/*;q=0.1', '*/*', 'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=text']) {
+  for (const accept of ['text/plain;version=0.0.4', '*/*', 'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=text']) {
     const res = await request(env.proxy.metricsUrl, { headers: { accept } });
     assert.match(String(res.headers['content-type']), /^text\/plain/, accept);
     const again = await res.body.text();
     assert.equal(again.split('\n').filter((l) => l.startsWith('#')).join('\n'), body.split('\n').filter((l) => l.startsWith('#')).join('\n'), accept);
   }
+});
+
+test('an OpenMetrics-first scraper (Prometheus 2.x and 3.x) gets OpenMetrics with the same samples as the text', async () => {
+  const samples = (text: string) => text.split('\n').filter((l) => l && !l.startsWith('#')).map((l) => l.replace(/ # \{.*$/, '')).filter((l) => !l.startsWith('infermeter_proxy_')).sort();
+  const text = await (await request(env.proxy.metricsUrl)).body.text();
+  const res = await request(env.proxy.metricsUrl, { headers: { accept: 'application/openmetrics-text;version=1.0.0;q=0.9,text/plain;version=0.0.4;q=0.5,*/*;q=0.1' } });
+  assert.match(String(res.headers['content-type']), /^application\/openmetrics-text; version=1\.0\.0/);
+  const om = await res.body.text();
+  assert.ok(om.endsWith('\n# EOF\n'));
+  assert.deepEqual(samples(om), samples(text));
 });
 
 test('--native-histogram-bucket-factor reaches the recorded series: factor 2 gives schema 0', async () => {

@@ -47,3 +47,18 @@ test('--gpu-source and --dcgm-exporter-url', () => {
   assert.throws(() => resolveConfig({ upstream: 'http://x', gpuSource: 'nvml' }, {}), (e: unknown) => e instanceof ConfigError && e.flag === '--gpu-source');
   assert.throws(() => resolveConfig({ upstream: 'http://x', dcgmExporterUrl: 'localhost:9400' }, {}), (e: unknown) => e instanceof ConfigError && e.flag === '--dcgm-exporter-url');
 });
+
+test('tracing and the slow-request log: from the OTEL_* environment and their flags; bad values name the source', () => {
+  const off = resolveConfig({ upstream: 'http://x' }, {});
+  assert.equal(off.tracing, null);
+  assert.equal(off.traceKeepFailures, false);
+  assert.equal(off.slowLogSize, 10);
+  assert.equal(off.slowLogWindow, 900);
+  const on = resolveConfig({ upstream: 'http://x', traceKeepFailures: 'true' }, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1', INFERMETER_SLOW_LOG_SIZE: '3' });
+  assert.deepEqual(on.tracing, { protocol: 'http/protobuf', endpoint: 'http://localhost:4318/v1/traces', sampler: 'parentbased_traceidratio', ratio: 0.1 });
+  assert.equal(on.traceKeepFailures, true);
+  assert.equal(on.slowLogSize, 3);
+  assert.throws(() => resolveConfig({ upstream: 'http://x' }, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'thrift' }), /OTEL_EXPORTER_OTLP_TRACES_PROTOCOL/);
+  assert.throws(() => resolveConfig({ upstream: 'http://x', slowLogSize: '1000' }, {}), /--slow-log-size: expected a whole number from 1 to 100/);
+  assert.throws(() => resolveConfig({ upstream: 'http://x', slowLogWindow: '0s' }, {}), /--slow-log-window: expected a duration above 0/);
+});

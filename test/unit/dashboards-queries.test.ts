@@ -8,11 +8,11 @@ import { checkExpressions, hasPromtool, substituteVariables } from './rules-help
 const slos = parseSloConfig({ objective: 0.99, window: '30d', default: { ttft: 2, tpot: 0.1 } }, 'test');
 const all = dashboards(slos);
 
-test('overview, GPU and engine dashboards with unique uids and the three template variables', () => {
+test('overview, GPU and engine dashboards with unique uids and the four template variables', () => {
   assert.deepEqual(all.map((d) => d.json['uid']), ['infermeter-overview', 'infermeter-gpu', 'infermeter-engine']);
   for (const d of all) {
     const vars = (d.json['templating'] as { list: { name: string }[] }).list.map((v) => v.name);
-    assert.deepEqual(vars, ['datasource', 'instance', 'model'], d.file);
+    assert.deepEqual(vars, ['datasource', 'tracing', 'instance', 'model'], d.file);
   }
 });
 
@@ -45,21 +45,27 @@ test('every panel query filters by instance and uses the datasource variable', (
   }
 });
 
-test('the overview has the "why is P99 slow" row: TTFT P99, KV cache, waiting requests, GPU utilisation on one axis', () => {
-  const panels = all[0]!.json['panels'] as { type: string; title: string; gridPos: { w: number }; targets?: { expr: string }[] }[];
+test('the overview has the "why is P99 slow" row: TTFT P99, its decomposition, KV cache, waiting requests, GPU utilisation on one axis', () => {
+  const panels = all[0]!.json['panels'] as { type: string; title: string; gridPos: { w: number }; targets?: { expr: string; exemplar?: boolean }[]; links?: { url: string }[] }[];
   const row = panels.findIndex((p) => p.type === 'row' && /why is P99 slow/i.test(p.title));
   assert.ok(row >= 0);
-  const exprs = panels.slice(row + 1, row + 7).map((p) => {
+  const exprs = panels.slice(row + 1, row + 9).map((p) => {
     assert.equal(p.gridPos.w, 24, 'full width, so the time axes line up');
     return p.targets!.map((t) => t.expr).join('\n');
   });
   assert.match(exprs[0]!, /histogram_quantile\(0\.99, .*time_to_first_token/);
-  assert.match(exprs[1]!, /kv_cache_usage_ratio/);
-  assert.match(exprs[2]!, /requests_waiting/);
-  assert.match(exprs[3]!, /gpu_sm_utilization_ratio/);
+  // The decomposition: proxy TTFT beside the engine's TTFT, queue and prefill, and the residual of the means.
+  for (const m of ['gen_ai_server_time_to_first_token_seconds', 'infermeter_engine_time_to_first_token_seconds_bucket', 'infermeter_engine_queue_time_seconds_bucket', 'infermeter_engine_prefill_time_seconds_bucket']) assert.ok(exprs[1]!.includes(m), m);
+  assert.match(exprs[2]!, /infermeter_engine_queue_time_seconds_sum[^]*infermeter_engine_prefill_time_seconds_sum[^]*histogram_sum\(sum by \(instance\) \(rate\(gen_ai_server_time_to_first_token_seconds[^]*\n-\n[^]*infermeter_engine_time_to_first_token_seconds_sum/);
+  assert.match(exprs[3]!, /kv_cache_usage_ratio/);
+  assert.match(exprs[4]!, /requests_waiting/);
+  assert.match(exprs[5]!, /gpu_sm_utilization_ratio/);
   // Decode is memory-bound: DRAM bandwidth right under TPOT.
-  assert.match(exprs[4]!, /histogram_quantile\(0\.99, .*time_per_output_token/);
-  assert.match(exprs[5]!, /gpu_dram_bandwidth_utilization_ratio/);
+  assert.match(exprs[6]!, /histogram_quantile\(0\.99, .*time_per_output_token/);
+  assert.match(exprs[7]!, /gpu_dram_bandwidth_utilization_ratio/);
+  // Exemplars on the proxy's latency, linked to the tracing datasource.
+  for (const i of [1, 2, 3]) assert.equal(panels[row + i]!.targets![0]!.exemplar, i < 3 ? true : undefined, panels[row + i]!.title);
+  assert.ok(panels[row + 1]!.links!.some((l) => l.url.includes('${tracing}')));
 });
 
 test('the GPU dashboard shows SM occupancy, tensor activity and DRAM bandwidth in the row with sm%, each with its one-line meaning', () => {

@@ -43,6 +43,8 @@ const CASES: { file: string; engine: EngineKind; expect: ReturnType<typeof flat>
     inter_token_latency_seconds: { count: 4805, sum: 662.8116002082825 }, // time_per_output_token_seconds
     request_duration_seconds: { count: 38, sum: 902.0056705474854 },
     queue_time_seconds: { count: 38, sum: 0.017765522003173828 },
+    prefill_time_seconds: { count: 38, sum: 239.16777801513672 },
+    decode_time_seconds: { count: 38, sum: 662.8201270103455 },
   } },
   { file: 'vllm-v1-metrics-head40.prom', engine: 'vllm', expect: {
     kv_cache_usage_ratio: 0,

@@ -32,6 +32,8 @@ function record(i: number): RequestRecord {
     spanId: i % 2 ? null : (i.toString(16).padStart(16, 'a')),
     parentSpanId: i % 4 ? null : 'b'.repeat(16),
     traceFlags: i % 2,
+    responseModel: i % 3 ? null : `served-✓-${i}`,
+    finishReasons: i % 4 ? (i % 2 ? 'stop' : 'length,tool_calls') : null,
   };
 }
 

@@ -50,6 +50,10 @@ export const ENGINE_METRICS = [
     help: 'Engine-side end-to-end request latency, with the engine\'s own buckets (compare with gen_ai_server_request_duration_seconds).' },
   { name: 'infermeter_engine_queue_time_seconds', type: 'histogram', unit: 's', labels: LABELS, source: 'engine', aggregate: 'sum',
     help: 'Time requests spent waiting in the engine\'s queue before running, with the engine\'s own buckets.' },
+  { name: 'infermeter_engine_prefill_time_seconds', type: 'histogram', unit: 's', labels: LABELS, source: 'engine', aggregate: 'sum',
+    help: 'Time from a request\'s first scheduling to its first token in the engine (prefill), with the engine\'s own buckets.' },
+  { name: 'infermeter_engine_decode_time_seconds', type: 'histogram', unit: 's', labels: LABELS, source: 'engine', aggregate: 'sum',
+    help: 'Time from a request\'s first token to its last in the engine (decode), with the engine\'s own buckets.' },
 ] as const satisfies readonly EngineMetricDef[];
 
 export type EngineMetricName = (typeof ENGINE_METRICS)[number]['name'];
@@ -89,6 +93,9 @@ export const ENGINE_ALIASES: Partial<Record<EngineKind, AliasTable>> = {
     infermeter_engine_inter_token_latency_seconds: ['vllm:inter_token_latency_seconds', 'vllm:time_per_output_token_seconds'],
     infermeter_engine_request_duration_seconds: ['vllm:e2e_request_latency_seconds'],
     infermeter_engine_queue_time_seconds: ['vllm:request_queue_time_seconds'],
+    // First scheduled → first token, first token → last (0.10 V0 and V1 alike).
+    infermeter_engine_prefill_time_seconds: ['vllm:request_prefill_time_seconds'],
+    infermeter_engine_decode_time_seconds: ['vllm:request_decode_time_seconds'],
   },
   sglang: {
     infermeter_engine_kv_cache_usage_ratio: ['sglang:token_usage'],

@@ -54,6 +54,8 @@ export interface Config {
   nativeHistogramMaxBuckets: number;
   /** Seconds a native series must have lived before the bucket limit may reset it (0: never). */
   nativeHistogramMinResetDuration: number;
+  /** The live status page (/, /ui) and its JSON (/api/v1/status) on the metrics listener. */
+  ui: boolean;
   configFile: string | null;
   buckets: Record<BucketSet, number[]>;
   slos: SloConfig;
@@ -100,6 +102,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'nativeHistogramBucketFactor', flag: '--native-histogram-bucket-factor <factor>', help: 'native histograms: largest growth from one bucket to the next (1.1 = schema 3, buckets at most 9% wide)', default: '1.1', parse: parseBucketFactor },
   { key: 'nativeHistogramMaxBuckets', flag: '--native-histogram-max-buckets <n>', help: 'native histograms: most buckets per series; past it a series resets, widens its zero bucket or halves its resolution', default: '160', parse: parsePositiveInt },
   { key: 'nativeHistogramMinResetDuration', flag: '--native-histogram-min-reset-duration <duration>', help: 'native histograms: a series over its bucket limit resets only after living this long (0 = never reset)', default: '1h', parse: parseDuration },
+  { key: 'ui', flag: '--ui <bool>', help: 'serve the live status page at / and /ui, and its JSON at /api/v1/status, on the metrics listener (read-only)', default: 'true', parse: parseBool },
 ];
 
 function parseBucketFactor(value: string): number {

@@ -19,6 +19,7 @@ import { ROUTE_LABELS, routeByLabel, routeLabelIndex } from '../proxy/routes.js'
 import { ProxyLoopMetrics } from '../collectors/host/proxy-loop.js';
 import { chooseExposition } from './negotiate.js';
 import { encodeRegistry, PROTOBUF_CONTENT_TYPE } from './exposition-proto.js';
+import { StatusPage } from '../ui/status-page.js';
 
 export class MetricsSide {
   readonly registry = new Registry();
@@ -30,6 +31,8 @@ export class MetricsSide {
   readonly otlp: OtlpHook | null;
   private readonly collectors: CollectorRunner;
   private server: Server | null = null;
+  /** The live status page (src/ui/), null under --ui=false. */
+  readonly statusPage: StatusPage | null;
 
   constructor(
     private readonly config: Config,
@@ -40,6 +43,7 @@ export class MetricsSide {
     this.collectors = new CollectorRunner(this.registry, config, log);
     this.proxyLoop = new ProxyLoopMetrics(this.registry);
     this.otlp = startOtlp(config, log, (m) => this.models.label(m));
+    this.statusPage = config.ui ? new StatusPage({ registry: this.registry, slos: config.slos, log, labelOf: (m) => this.models.label(m) }) : null;
   }
 
   /** Per proxy loop (source): its requests in flight, and starts and finishes per route. */
@@ -56,6 +60,7 @@ export class MetricsSide {
     }
     this.requests.ingest(batch);
     this.otlp?.ingest(batch);
+    this.statusPage?.ingest(batch);
   }
 
   private flushEarly(): void {
@@ -112,6 +117,7 @@ export class MetricsSide {
   async start(): Promise<number> {
     void this.models.start().then(() => this.flushEarly());
     this.collectors.start(COLLECTORS);
+    this.statusPage?.start();
     this.server = createServer((req, res) => void this.serve(req.url ?? '/', req.method ?? 'GET', res));
     this.server.keepAliveTimeout = 65_000;
     const { host, port } = this.config.metricsListen;
@@ -128,6 +134,7 @@ export class MetricsSide {
       res.writeHead(405, { allow: 'GET, HEAD' }).end();
       return;
     }
+    if (this.statusPage?.handle(url, method, res)) return;
     if (path === '/metrics') {
       try {
         // Native histograms travel only in the protobuf exposition (see negotiate.ts).
@@ -152,6 +159,7 @@ export class MetricsSide {
     // Records still waiting for the first model list are recorded now, as `other` if need be.
     this.flushEarly();
     this.models.stop();
+    this.statusPage?.close();
     await this.collectors.close();
     await this.otlp?.shutdown();
     if (this.server) {

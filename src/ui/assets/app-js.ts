@@ -79,7 +79,9 @@ export const APP_JS = String.raw`'use strict';
     ['p50', 'p95', 'p99'].forEach(function (q) { cell(tr, fmtSeconds(l[q]), name + '-' + q, l[q]); });
   }
 
+  var state = { objective: 0.99 };
   function renderModels(doc) {
+    state.objective = doc.objective;
     var tbody = $('models').tBodies[0];
     tbody.textContent = '';
     var shown = 0;
@@ -97,9 +99,12 @@ export const APP_JS = String.raw`'use strict';
       latencyCells(tr, 'ttft', m.ttft); latencyCells(tr, 'tpot', m.tpot); latencyCells(tr, 'e2e', m.e2e);
       var outs = Object.keys(m.outcomes5m).map(function (o) { return o + ' ' + m.outcomes5m[o]; }).join(', ');
       cell(tr, outs || DASH, 'outcomes', null, Object.keys(m.outcomes5m).some(function (o) { return o !== 'ok' && o !== 'client_abort'; }) ? 'warn' : '');
-      var att = m.slos.map(function (s) { return s.slo + ' ' + fmtPct(s.attainment5m, 1); }).join(' · ');
-      var td = cell(tr, att || 'no SLO', 'slo', null);
-      td.title = m.slos.map(function (s) { return s.slo + ' ≤ ' + fmtSeconds(s.thresholdSeconds) + ': ' + s.judged5m + ' judged in 5 min, ' + s.judged1h + ' in 1 h'; }).join('\n');
+      // The worst SLO in the cell, every one in the tooltip.
+      var worst = null;
+      m.slos.forEach(function (s) { if (s.attainment5m != null && (worst == null || s.attainment5m < worst.attainment5m)) worst = s; });
+      var att = worst ? worst.slo + ' ' + fmtPct(worst.attainment5m, 1) : m.slos.length ? DASH : 'no SLO';
+      var td = cell(tr, att, 'slo', worst && worst.attainment5m, worst && worst.attainment5m < state.objective ? 'bad' : '');
+      td.title = m.slos.map(function (s) { return s.slo + ' ≤ ' + fmtSeconds(s.thresholdSeconds) + ': ' + fmtPct(s.attainment5m, 2) + ' of ' + s.judged5m + ' in 5 min, ' + fmtPct(s.attainment1h, 2) + ' of ' + s.judged1h + ' in 1 h'; }).join('\n');
       var worst5 = null, worst1 = null;
       m.slos.forEach(function (s) {
         if (s.burnRate5m != null && (worst5 == null || s.burnRate5m > worst5)) worst5 = s.burnRate5m;

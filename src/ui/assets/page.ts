@@ -31,7 +31,7 @@ export const PAGE_HTML = `<!doctype html>
       <thead><tr>
         <th>model</th><th>req/s</th><th>out tok/s</th><th title="time-average requests in flight over the rate window">concurrency</th>
         <th>TTFT p50</th><th>p95</th><th>p99</th><th>TPOT p50</th><th>p95</th><th>p99</th><th>E2E p50</th><th>p95</th><th>p99</th>
-        <th>outcomes 5m</th><th>SLO attainment 5m</th><th title="error budget burn rate: 1× spends it exactly over the SLO window">burn 5m / 1h</th>
+        <th>outcomes 5m</th><th title="the model's worst SLO over 5 minutes; hover a cell for every SLO">worst SLO 5m</th><th title="error budget burn rate: 1× spends it exactly over the SLO window">burn 5m / 1h</th>
       </tr></thead>
       <tbody></tbody>
     </table>
@@ -92,7 +92,7 @@ input[type=search], select { font: inherit; padding: 2px 6px; }
 .scroll { max-height: 360px; overflow: auto; background: var(--card); border: 1px solid var(--line); border-radius: 6px; }
 .scroll.short { max-height: 300px; }
 table { border-collapse: collapse; width: 100%; background: var(--card); }
-th, td { padding: 3px 6px; border-bottom: 1px solid var(--line); text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
+th, td { padding: 3px 6px; font-size: 12px; border-bottom: 1px solid var(--line); text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
 th { position: sticky; top: 0; background: #f1f3f6; font-weight: 600; z-index: 1; }
 th:first-child, td:first-child { text-align: left; }
 td.name { max-width: 320px; overflow: hidden; text-overflow: ellipsis; text-align: left; }

@@ -110,7 +110,7 @@ export const APP_JS = String.raw`'use strict';
         if (s.burnRate5m != null && (worst5 == null || s.burnRate5m > worst5)) worst5 = s.burnRate5m;
         if (s.burnRate1h != null && (worst1 == null || s.burnRate1h > worst1)) worst1 = s.burnRate1h;
       });
-      cell(tr, (worst5 == null ? DASH : worst5.toFixed(2) + '×') + ' / ' + (worst1 == null ? DASH : worst1.toFixed(2) + '×'), 'burn', worst5, burnClass(Math.max(worst5 || 0, worst1 || 0)));
+      cell(tr, (worst5 == null ? DASH : worst5.toFixed(2) + '×') + ' / ' + (worst1 == null ? DASH : worst1.toFixed(2) + '×'), 'burn', worst5, worst5 == null && worst1 == null ? '' : burnClass(Math.max(worst5 || 0, worst1 || 0)));
       tr.addEventListener('click', function () { select(m.model); });
       tbody.appendChild(tr);
     });

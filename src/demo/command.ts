@@ -53,7 +53,7 @@ async function runDemo(o: DemoOptions): Promise<void> {
   process.env['FAKE_NVIDIA_SMI_GPUS'] ??= '2';
   const config = resolveConfig({ upstream: sim.url, listen: o.listen, metricsListen: o.metricsListen, nvidiaSmi: FAKE_NVIDIA_SMI, engineInterval: '2s', logLevel: 'warn' }, {});
   // SLOs so that the page draws thresholds and burn rates; both are default bucket boundaries already.
-  config.slos = parseSloConfig({ objective: 0.99, default: { ttft: '1s', tpot: '50ms' } }, 'demo');
+  config.slos = parseSloConfig({ objective: 0.99, default: { ttft: '1s', tpot: '75ms' } }, 'demo');
   const running = await startInfermeter(config, pino({ level: 'warn' }));
   const proxy = `http://127.0.0.1:${running.proxyPort}`;
   const metrics = `http://127.0.0.1:${running.metricsPort}/metrics`;

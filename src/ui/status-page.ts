@@ -74,7 +74,15 @@ export class StatusPage {
   }
 
   start(): void {
-    const tick = () => void this.state.tick().catch((err: Error) => this.opts.log.warn({ err: err.message }, 'status page: reading the collectors failed'));
+    // Logged once per failure streak, not once a second.
+    let failing = false;
+    const tick = () => void this.state.tick().then(
+      () => (failing = false),
+      (err: Error) => {
+        if (!failing) this.opts.log.warn({ err: err.message }, 'status page: reading the collectors failed; will keep trying');
+        failing = true;
+      },
+    );
     this.timer = setInterval(tick, 1000);
     this.timer.unref();
     tick();

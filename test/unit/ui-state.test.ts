@@ -150,3 +150,32 @@ test('the status JSON for 20 models and 8 GPUs is small, and valid', { timeout: 
   assert.equal(full.gpus[7]!.memoryTotalBytes, 85e9);
   assert.equal(full.gpus[0]!.name, 'NVIDIA H100 80GB HBM3');
 });
+
+test('burn rates and attainment: 5 m forgets what 1 h still holds; rates cover the last 10 s', async () => {
+  let now = Date.UTC(2026, 0, 1, 12);
+  const state = new StatusState({ slos, registry: new Registry(), now: () => now });
+  const label = (m: string) => m;
+  // 10 requests, 4 over the 500 ms TTFT threshold: 40% bad against a 1% budget = 40× burn.
+  state.ingest(Array.from({ length: 10 }, (_, i) => record('m', i < 4 ? 0.9 : 0.1)), 0, label);
+  now += 1000;
+  await state.tick();
+  let m = buildStatus(state, { model: ALL_MODELS, since: 0 }, null).models[0]!;
+  const ttft = () => m.slos.find((s) => s.slo === 'ttft')!;
+  assert.equal(m.requestsPerSecond, 1, '10 requests over the 10 s rate window');
+  assert.equal(m.outputTokensPerSecond, 40);
+  assert.deepEqual([ttft().attainment5m, ttft().burnRate5m, ttft().attainment1h, ttft().burnRate1h], [0.6, 40, 0.6, 40]);
+  assert.equal(m.ttft.count, 10);
+  assert.equal(m.ttft.p50, 0.1);
+  assert.equal(m.ttft.p99, 0.9);
+  // Six minutes later, 10 good ones: the 5-minute window holds only those, the hour all 20.
+  now += 6 * 60_000;
+  state.ingest(Array.from({ length: 10 }, () => record('m', 0.1)), 0, label);
+  now += 1000;
+  await state.tick();
+  m = buildStatus(state, { model: ALL_MODELS, since: 0 }, null).models[0]!;
+  assert.deepEqual([ttft().attainment5m, ttft().burnRate5m, ttft().judged5m], [1, 0, 10]);
+  assert.deepEqual([ttft().attainment1h, ttft().burnRate1h, ttft().judged1h], [0.8, 20, 20]);
+  assert.equal(m.ttft.count, 10, 'percentiles cover the last minute only');
+  assert.equal(m.ttft.p99, 0.1);
+  assert.deepEqual(m.outcomes5m, { ok: 10 });
+});

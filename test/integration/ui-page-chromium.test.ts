@@ -22,6 +22,7 @@ import { scrape, startProxy, sumSamples, type TestProxy } from '../helpers.js';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.js';
 import { countColour, decodePng } from './bench-png.js';
 import { chat, metricsBase, status, statusWhen } from './ui-helpers.js';
+import { FAKE_NVIDIA_SMI } from '../fakes/gpu.js';
 import { request } from 'undici';
 import { decodeMetricFamilies, PROTOBUF_CONTENT_TYPE } from '../../src/metrics/exposition-proto.js';
 import { nativeCounts, nativeQuantileOfDelta } from '../../src/demo/native-quantile.js';
@@ -161,5 +162,23 @@ test('the network-log check catches a page that asks another host (control)', { 
     assert.ok(foreign.includes('http://elsewhere.example/pixel.png') && foreign.includes('https://cdn.example/lib.js'), `seen: ${foreign.join(' ')}`);
   } finally {
     server.close();
+  }
+});
+
+test('20 models and 8 GPUs: every model and GPU has its row, and the GPU chart a line per GPU', { timeout: 180_000, skip: !existsSync(CHROMIUM) && `no ${CHROMIUM}` }, async () => {
+  const models = Array.from({ length: 20 }, (_, i) => `org/model-${String(i).padStart(2, '0')}-70B-Instruct`);
+  process.env['FAKE_NVIDIA_SMI_GPUS'] = '8';
+  const many = await startProxy({ upstream: upstream.url, models: models.join(','), nvidiaSmi: FAKE_NVIDIA_SMI, collectorGpu: 'true', gpuSource: 'nvidia-smi' });
+  try {
+    const b = metricsBase(many.metricsUrl);
+    await Promise.all(models.map((m, i) => chat(many.url, m, { firstMs: 20 + i * 5, chunks: 3, gapMs: 5 })));
+    await statusWhen(b, (d) => d.models.length === 20 && d.gpus.length === 8 && Object.keys(d.series.gpuUtilization).length === 8, 15_000);
+    const { stdout: dom } = await chromium(`${b}/`, { dom: true });
+    for (const m of models) assert.equal(cellText(dom, m, 'model'), m);
+    assert.equal([...dom.matchAll(/<tr[^>]*data-gpu="/g)].length, 8, 'a row per GPU');
+    for (let g = 0; g < 8; g++) assert.ok(dom.includes(`GPU ${g}`), `GPU ${g} in the chart legend`);
+    assert.match(dom, /20 of 20 models/);
+  } finally {
+    await many.close();
   }
 });

@@ -4,8 +4,9 @@
  * proxy that measures nothing) and through a bare Node proxy, side by side in one run.
  * Sections (BENCH_SECTIONS, comma-separated; default all): `capacity` (bench/capacity.ts:
  * each chunk its own read at 5 and 2 ms per chunk, CPU per relayed chunk, the knee),
- * `latency` (one chunk per 10 ms at BENCH_CONCURRENCY), `lockstep`, `throughput` and
- * `memory` (per in-flight stream, per worker and in total). Medians and ratios only: the
+ * `latency` (one chunk per 10 ms at BENCH_CONCURRENCY), `ui` (the same load with the status
+ * page open and refreshing every second, BENCH_UI_PAGES of them, vs without), `lockstep`,
+ * `throughput` and `memory` (per in-flight stream, per worker and in total). Medians and ratios only: the
  * machine is shared and noisy.
  *
  * BENCH_SECONDS (default 3) sets the length of each cell, BENCH_ROUNDS (default 3) how many
@@ -24,8 +25,9 @@ import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
 import { ROOT, closedLoop, cpuSeconds, percentile, processTree, rssBytes, sorted, startNginx, startProcess, streamOnce, type StreamSample } from './lib.js';
 import { runCapacity } from './capacity.js';
+import { runUiSection } from './ui.js';
 
-const SECTIONS = new Set((process.env['BENCH_SECTIONS'] ?? 'capacity,latency,lockstep,throughput,memory').split(',').map((s) => s.trim()));
+const SECTIONS = new Set((process.env['BENCH_SECTIONS'] ?? 'capacity,latency,ui,lockstep,throughput,memory').split(',').map((s) => s.trim()));
 
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 3);
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
@@ -184,6 +186,10 @@ for (const c of CONCURRENCY) {
   console.log(`        infermeter / nginx: added TTFT p99 ${ratio(imr['addedTtftP99']!, ng['addedTtftP99']!)}, added hop p99 ${ratio(imr['addedHopP99']!, ng['addedHopP99']!)}; infermeter / node http+undici: added TTFT p99 ${ratio(imr['addedTtftP99']!, nf['addedTtftP99']!)}, p50 ${ratio(imr['addedTtftP50']!, nf['addedTtftP50']!)}`);
 }
 
+}
+
+if (SECTIONS.has('ui')) {
+  rows.push(...(await runUiSection({ direct, through, metricsBase: metricsUrl.replace(/\/metrics$/, ''), concurrency: CONCURRENCY, seconds: SECONDS, rounds: ROUNDS, warmSeconds: WARM, streamMs: STREAM_MS, body, summarize })));
 }
 
 // Lockstep: every client starts at the same instant, and with equal stream lengths the

@@ -77,6 +77,8 @@ export interface Config {
   /** Slow-request log (/debug/requests): entries kept per model and list, and over how long. */
   slowLogSize: number;
   slowLogWindow: number;
+  /** The live status page (/, /ui) and its JSON (/api/v1/status) on the metrics listener. */
+  ui: boolean;
   configFile: string | null;
   buckets: Record<BucketSet, number[]>;
   slos: SloConfig;
@@ -147,6 +149,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'traceKeepFailures', flag: '--trace-keep-failures <bool>', help: 'with tracing on (OTEL_TRACES_EXPORTER=otlp), also export the span of every failed or SLO-breaching request the sampler left out (decided when the request ends)', default: 'false', parse: parseBool },
   { key: 'slowLogSize', flag: '--slow-log-size <n>', help: 'slow-request log (/debug/requests): requests kept per model in each list (slowest by TTFT, by TPOT, failed)', default: '10', parse: (v) => boundedInt(v, 1, 100) },
   { key: 'slowLogWindow', flag: '--slow-log-window <duration>', help: 'slow-request log: how far back the lists reach', default: '15m', parse: positiveDuration },
+  { key: 'ui', flag: '--ui <bool>', help: 'serve the live status page at / and /ui, and its JSON at /api/v1/status, on the metrics listener (read-only)', default: 'true', parse: parseBool },
 ];
 
 function positiveDuration(v: string): number {

@@ -15,6 +15,7 @@ import { sumSamples, type Sample } from '../lib/prom-text.js';
 import { parseDuration, parseList } from '../lib/parse.js';
 import { decodeMetricFamilies, PROTOBUF_CONTENT_TYPE, type DecodedFamily } from '../metrics/exposition-proto.js';
 import { nativeCounts, nativeQuantileOfDelta } from './native-quantile.js';
+import { parseSloConfig } from '../slo/config.js';
 
 const FAKE_NVIDIA_SMI = fileURLToPath(new URL('../../../bin/fake-nvidia-smi', import.meta.url));
 
@@ -55,10 +56,16 @@ async function runDemo(o: DemoOptions): Promise<void> {
   process.env['FAKE_NVIDIA_SMI_SIM_URL'] = sim.url;
   process.env['FAKE_NVIDIA_SMI_GPUS'] ??= '2';
   const config = resolveConfig({ upstream: sim.url, listen: o.listen, metricsListen: o.metricsListen, nvidiaSmi: FAKE_NVIDIA_SMI, engineInterval: '2s', logLevel: 'warn', ...(o.config ? { config: o.config } : {}) }, {});
+  // SLOs so that the page draws thresholds and burn rates (both are default bucket boundaries already),
+  // unless the given config file sets its own.
+  if (!o.config || (Object.keys(config.slos.default).length === 0 && Object.keys(config.slos.models).length === 0)) {
+    config.slos = parseSloConfig({ objective: 0.99, default: { ttft: '1s', tpot: '75ms' } }, 'demo');
+  }
   const running = await startInfermeter(config, pino({ level: 'warn' }));
   const proxy = `http://127.0.0.1:${running.proxyPort}`;
   const metrics = `http://127.0.0.1:${running.metricsPort}/metrics`;
-  console.log(`infermeter demo
+  console.log(`infermeter demo: open the live status page  http://127.0.0.1:${running.metricsPort}/
+
   simulated vLLM (no GPU)   ${sim.url}
   infermeter proxy          ${proxy}/v1   (point any OpenAI client here)
   infermeter /metrics       ${metrics}

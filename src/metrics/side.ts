@@ -32,6 +32,8 @@ export type ReloadResult = { ok: true; live: LiveSettings; restartNeeded: string
 import { OPENMETRICS_CONTENT_TYPE, renderOpenMetrics } from './openmetrics.js';
 import { RequestTrail } from '../trace/trail.js';
 import { serveDebugRequests } from '../trace/debug-route.js';
+import { StatusPage } from '../ui/status-page.js';
+import { slowLogProvider } from '../ui/slow-requests.js';
 
 export class MetricsSide {
   readonly registry = new Registry();
@@ -50,6 +52,8 @@ export class MetricsSide {
   /** Connections to the upstream made from here (model list, readiness probe) carry its TLS settings. */
   private readonly upstreamAgent: Dispatcher | undefined;
   private probeTimer: NodeJS.Timeout | null = null;
+  /** The live status page (src/ui/), null under --ui=false. */
+  readonly statusPage: StatusPage | null;
 
   constructor(
     private config: Config,
@@ -68,6 +72,8 @@ export class MetricsSide {
     this.otlp = startOtlp(config, log, (m) => this.models.label(m));
     this.reloads = new ReloadMetrics(this.registry);
     this.trail = new RequestTrail(config, log, (m) => this.models.label(m));
+    this.statusPage = config.ui ? new StatusPage({ registry: this.registry, slos: config.slos, log, labelOf: (m) => this.models.label(m) }) : null;
+    if (this.statusPage) this.statusPage.slowRequests = slowLogProvider(this.trail.slowLog);
   }
 
   /** A proxy loop's listener state (listening, draining), sent by main.ts or the cluster primary. */
@@ -93,6 +99,7 @@ export class MetricsSide {
     this.requests.setSlos(r.live.slos);
     this.otlp?.setSlos(r.live.slos);
     this.trail.setSlos(r.live.slos);
+    if (this.statusPage) this.statusPage.state.slos = r.live.slos;
     this.models.reconfigure(r.live.models, r.live.modelsRefresh);
     setLogLevel(this.log, r.live.logLevel);
     this.config = { ...this.config, ...r.live };
@@ -116,6 +123,7 @@ export class MetricsSide {
     this.requests.ingest(batch);
     this.otlp?.ingest(batch);
     this.trail.ingest(batch.records);
+    this.statusPage?.ingest(batch);
   }
 
   private flushEarly(): void {
@@ -177,6 +185,7 @@ export class MetricsSide {
   async start(): Promise<number> {
     void this.models.start().then(() => this.flushEarly());
     this.collectors.start(COLLECTORS);
+    this.statusPage?.start();
     if (this.config.readyRequiresUpstream) {
       // The model-list read doubles as the probe (it runs even with an allowlist, which it then leaves alone).
       if (this.models.fixed) void this.models.refresh(); // with no allowlist, start() has just asked
@@ -205,6 +214,7 @@ export class MetricsSide {
       res.writeHead(405, { allow: 'GET, HEAD' }).end();
       return;
     }
+    if (this.statusPage?.handle(url, method, res)) return;
     if (path === '/metrics') {
       try {
         // Native histograms travel only in the protobuf exposition (see negotiate.ts).
@@ -252,6 +262,7 @@ export class MetricsSide {
     // Records still waiting for the first model list are recorded now, as `other` if need be.
     this.flushEarly();
     this.models.stop();
+    this.statusPage?.close();
     await this.collectors.close();
     await this.otlp?.shutdown();
     await this.upstreamAgent?.close();

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { request } from 'undici';
 import { ROOT, scrape, sumSamples } from '../helpers.js';
 
 test('infermeter demo serves traffic and /metrics, and exits 0 on SIGINT', async () => {
@@ -17,6 +18,12 @@ test('infermeter demo serves traffic and /metrics, and exits 0 on SIGINT', async
       await new Promise((r) => setTimeout(r, 200));
     }
     const metricsUrl = /infermeter \/metrics\s+(\S+)/.exec(out)![1]!;
+    // The page comes first, as the place to look, and it shows the demo's model.
+    const page = /^infermeter demo: open the live status page\s+(http:\/\/\S+\/)\n/.exec(out);
+    assert.ok(page, `the first line names the page:\n${out}`);
+    assert.match(await (await request(page[1]!)).body.text(), /<title>infermeter status<\/title>/);
+    const status = (await (await request(`${page[1]!}api/v1/status`)).body.json()) as { models: { model: string }[] };
+    assert.deepEqual(status.models.map((m) => m.model), ['meta-llama/Llama-3.1-8B-Instruct']);
     const { samples } = await scrape(metricsUrl);
     assert.ok(sumSamples(samples, 'infermeter_requests_total', { outcome: 'ok' }) > 0, 'requests went through the proxy');
     assert.ok(sumSamples(samples, 'gen_ai_server_time_to_first_token_seconds_count') > 0);

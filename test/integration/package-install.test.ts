@@ -90,6 +90,12 @@ test('the installed daemon proxies, pushes OTLP and answers protobuf /metrics wi
     assert.equal(scrape.headers.get('content-type'), PROTOBUF_CONTENT_TYPE);
     const families = decodeMetricFamilies(new Uint8Array(await scrape.arrayBuffer()));
     assert.ok(families.some((f) => f.name === 'gen_ai_server_time_to_first_token_seconds' && f.metric[0]?.histogram?.schema === 3));
+    // The status page and its assets, uPlot included, come from the installed package.
+    for (const path of ['/', '/ui/app.js', '/ui/uplot.js', '/ui/uplot.css', '/api/v1/status']) {
+      const r = await fetch(`http://${metrics}${path}`);
+      assert.equal(r.status, 200, path);
+      assert.ok((await r.text()).length > 100, path);
+    }
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));

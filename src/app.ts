@@ -14,6 +14,7 @@ import type { Config } from './config.js';
 import type { RecordSink } from './metrics/sink.js';
 import { InfermeterError } from './errors.js';
 import { Exchange, type ProxyContext } from './proxy/exchange.js';
+import { tenantReader } from './proxy/tenant.js';
 import { routeFor } from './proxy/routes.js';
 
 /** Methods forwarded; anything else (TRACE, CONNECT, WebDAV verbs) is refused with 405. */
@@ -43,6 +44,7 @@ export function buildApp(config: Config, sink: RecordSink, log: Logger): App {
     bodyLimit: config.bodyLimit,
     sink,
     log,
+    tenant: tenantReader(config),
   };
   let closing = false;
   let inFlight = 0;

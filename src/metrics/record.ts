@@ -57,8 +57,9 @@ export interface RequestRecord {
   inputTokensKnown: boolean;
   /**
    * Generation requests in flight on this proxy loop when this one arrived (itself included), and
-   * when its first token arrived (-1: no token). Per loop: under --workers the metrics side adds
-   * the other loops' last reported counts for the machine-wide figure.
+   * when its first token arrived (-1: no token). Per loop as encoded: under --workers the metrics
+   * side (MetricsSide.ingestWire) adds the other loops' last reported counts to the decoded
+   * record's inFlightAtFirstToken, so from there on it is the machine-wide figure.
    */
   inFlightAtStart: number;
   inFlightAtFirstToken: number;

@@ -36,7 +36,7 @@ export class MetricsSide {
     private readonly log: Logger,
   ) {
     this.models = new ModelLabels({ allowlist: config.models, upstream: config.upstream, refreshSeconds: config.modelsRefresh, log });
-    this.requests = new RequestMetrics(this.registry, config.buckets, config.engine, config.slos, (m) => this.models.label(m), nativeOptionsFrom(config));
+    this.requests = new RequestMetrics(this.registry, config.buckets, config.engine, config.slos, (m) => this.models.label(m), nativeOptionsFrom(config), config);
     this.collectors = new CollectorRunner(this.registry, config, log);
     this.proxyLoop = new ProxyLoopMetrics(this.registry);
     this.otlp = startOtlp(config, log, (m) => this.models.label(m));
@@ -78,8 +78,16 @@ export class MetricsSide {
         this.log.error({ err: (err as Error).message, source: batch.source }, 'dropped an unreadable record batch');
       }
     }
-    for (const r of records) src.finished[routeLabelIndex(r.route)]!++;
-    this.ingest({ records, inFlight: this.inFlightTotal() });
+    const total = this.inFlightTotal();
+    // The machine's count at a record's first token: its own loop's then, plus every other
+    // loop's as last reported (each reports at least every 20 ms while busy, so that part is
+    // up to one batch interval, plus the IPC hop, old).
+    const others = total - batch.inFlight;
+    for (const r of records) {
+      src.finished[routeLabelIndex(r.route)]!++;
+      if (others > 0 && r.inFlightAtFirstToken >= 0) r.inFlightAtFirstToken += others;
+    }
+    this.ingest({ records, inFlight: total });
   }
 
   /**

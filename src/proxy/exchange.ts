@@ -13,6 +13,7 @@ import { readGenerationRequest } from './body.js';
 import { clientResponseHeaders, headerValue, upstreamRequestHeaders } from './headers.js';
 import { RequestMeter } from './meter.js';
 import type { RouteInfo } from './routes.js';
+import type { TenantReader } from './tenant.js';
 import { SseFramer } from './sse.js';
 
 export interface ProxyContext {
@@ -23,6 +24,8 @@ export interface ProxyContext {
   bodyLimit: number;
   sink: RecordSink;
   log: Logger;
+  /** The request's tenant (tenant.ts), decided at startup. */
+  tenant: TenantReader;
 }
 
 /** Socket errors on a reused keep-alive connection that closed under us (llama-server does this). */
@@ -288,6 +291,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
         outcome,
         end,
         errorType,
+        tenant: this.ctx.tenant(this.req.headers),
       }),
     );
   }

@@ -11,7 +11,7 @@ const DONE = Buffer.from('[DONE]');
 /** A stream whose token events keep differing from the template beyond their token stops making new ones. */
 const MAX_TEMPLATE_MISSES = 4;
 /** Filled by the byte-level scan; reused, since one event is metered at a time. */
-const SCANNED: EventFacts = { token: false, visible: false, promptTokens: -1, completionTokens: -1, error: false, usageOnly: false };
+const SCANNED: EventFacts = { token: false, visible: false, promptTokens: -1, completionTokens: -1, cachedTokens: -1, reasoningTokens: -1, error: false, usageOnly: false };
 /** A non-streamed JSON body larger than this is relayed but not parsed for usage. */
 const MAX_JSON_BODY = 8 * 1024 * 1024;
 
@@ -27,6 +27,8 @@ export class RequestMeter {
   tokenChunks = 0;
   promptTokens = -1;
   completionTokens = -1;
+  cachedTokens = -1;
+  reasoningTokens = -1;
   sawErrorEvent = false;
   failure: MeteringFailure | null = null;
   private gaps: Float32Array | null = null;
@@ -85,9 +87,7 @@ export class RequestMeter {
       this.templateEnd = lastScan.valueEnd - start;
       this.templateVisible = f.visible;
     }
-    if (f.promptTokens >= 0) this.promptTokens = f.promptTokens;
-    if (f.completionTokens >= 0) this.completionTokens = f.completionTokens;
-    if (f.error) this.sawErrorEvent = true;
+    this.noteUsage(f);
     if (f.token) this.onTokenChunk(f.visible);
     return f.usageOnly && this.stripUsage ? DROP : KEEP;
   };
@@ -142,13 +142,19 @@ export class RequestMeter {
     } finally {
       this.jsonParts = null;
     }
-    const f = eventFacts(doc);
+    this.noteUsage(eventFacts(doc));
+  }
+
+  /** The last usage wins: a stream with continuous usage reports running totals. */
+  private noteUsage(f: EventFacts): void {
     if (f.promptTokens >= 0) this.promptTokens = f.promptTokens;
     if (f.completionTokens >= 0) this.completionTokens = f.completionTokens;
+    if (f.cachedTokens >= 0) this.cachedTokens = f.cachedTokens;
+    if (f.reasoningTokens >= 0) this.reasoningTokens = f.reasoningTokens;
     if (f.error) this.sawErrorEvent = true;
   }
 
-  toRecord(base: { route: string; operation: string; model: string; status: number; streamed: boolean; outcome: Outcome; end: number; errorType: string | null }): RequestRecord {
+  toRecord(base: { route: string; operation: string; model: string; status: number; streamed: boolean; outcome: Outcome; end: number; errorType: string | null; tenant: string | null }): RequestRecord {
     const ok = base.outcome === 'ok';
     let tokenSource: TokenSource = 'none';
     let outputTokens = 0;
@@ -181,9 +187,9 @@ export class RequestMeter {
       inputTokensKnown: this.promptTokens >= 0,
       inFlightAtStart: this.inFlightAtStart,
       inFlightAtFirstToken: this.inFlightAtFirstToken,
-      cachedInputTokens: -1,
-      reasoningTokens: -1,
-      tenant: null,
+      cachedInputTokens: this.cachedTokens,
+      reasoningTokens: this.reasoningTokens,
+      tenant: base.tenant,
       traceId: null,
       spanId: null,
       parentSpanId: null,

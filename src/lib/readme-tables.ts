@@ -4,23 +4,54 @@
  */
 import { OPTIONS, envName, flagName } from '../config.js';
 import { catalog } from '../metrics/catalog.js';
+import { countSeries, total } from '../metrics/series-count.js';
+import type { SloConfig } from '../slo/config.js';
 
 export function flagTable(): string {
   const rows = OPTIONS.map((o) => `| \`${flagName(o)}\` | \`${envName(o)}\` | ${o.default === undefined ? '(required)' : o.default === '' ? '' : `\`${o.default}\``} | ${o.help.replace(/\|/g, '\\|')} |`);
   return ['| flag | environment | default | meaning |', '| --- | --- | --- | --- |', '| `--config` | `INFERMETER_CONFIG` | | YAML config file: keys as the camelCase flag names (e.g. `idleTimeout`), plus `slos` and `buckets` |', ...rows].join('\n');
 }
 
-export function metricTable(): string {
-  const rows = catalog().map((m) => `| \`${m.name}\` | ${m.type} | ${m.labels.map((l) => `\`${l}\``).join(', ')} | ${m.help.replace(/\|/g, '\\|')} |`);
-  return ['| name | type | labels | meaning |', '| --- | --- | --- | --- |', ...rows].join('\n');
+/** Worst-case series counts for README (series-count.ts): per model at defaults, and the 10 models × 20 tenants total. */
+export interface SeriesFacts {
+  /** Metric → series per model label value (or in all, for metrics without one), defaults, the example SLOs. */
+  perModel: Map<string, number>;
+  /** Total series with 10 models and 20 tenants (--tenant-header, defaults otherwise), and with more tenants than the limit. */
+  tenModelsTwentyTenants: number;
+  tenModelsTenantsOverLimit: number;
+}
+
+/** Measures the facts above (renders real /metrics text several times: tens of ms). */
+export async function seriesFacts(slos: SloConfig): Promise<SeriesFacts> {
+  // One served model: label values model-0 and other.
+  const one = await countSeries({ models: 1, tenants: 0, slos });
+  const perModel = new Map<string, number>();
+  for (const m of catalog()) {
+    const n = one.get(m.name);
+    if (n !== undefined) perModel.set(m.name, m.labels.includes('gen_ai_request_model') ? n / 2 : n);
+  }
+  const twenty = total(await countSeries({ models: 10, tenants: 20, slos }));
+  const over = total(await countSeries({ models: 10, tenants: 40, slos }));
+  return { perModel, tenModelsTwentyTenants: twenty, tenModelsTenantsOverLimit: over };
+}
+
+export function metricTable(series: SeriesFacts): string {
+  const rows = catalog().map((m) => {
+    const n = series.perModel.get(m.name);
+    return `| \`${m.name}\` | ${m.type} | ${m.labels.map((l) => `\`${l}\``).join(', ')} | ${n === undefined ? '' : n} | ${m.help.replace(/\|/g, '\\|')} |`;
+  });
+  return [
+    '| name | type | labels | worst-case series per model | meaning |', '| --- | --- | --- | --- | --- |', ...rows, '',
+    `Worst case in all with 10 models and 20 tenants (\`--tenant-header\`, every other setting at its default, the SLOs of \`examples/infermeter.yaml\`): **${series.tenModelsTwentyTenants}** request-metric series; with more tenants than \`--tenant-limit\` (20 and \`other\`): **${series.tenModelsTenantsOverLimit}**. Measured by rendering /metrics after every combination of label values (\`src/metrics/series-count.ts\`).`,
+  ].join('\n');
 }
 
 const MARK = (name: string) => [`<!-- generated:${name} -->`, `<!-- /generated:${name} -->`] as const;
 
 /** Replaces the text between the markers of each generated block. */
-export function renderReadme(readme: string): string {
+export function renderReadme(readme: string, series: SeriesFacts): string {
   let out = readme;
-  for (const [name, body] of [['flags', flagTable()], ['metrics', metricTable()]] as const) {
+  for (const [name, body] of [['flags', flagTable()], ['metrics', metricTable(series)]] as const) {
     const [open, close] = MARK(name);
     const a = out.indexOf(open);
     const b = out.indexOf(close);

@@ -23,7 +23,7 @@ export class InFlightHistory {
     if (this.size > 0) {
       const h = this.head;
       if (this.values[h] === inFlight) return;
-      if (now - this.times[h]! < COALESCE_MS && this.size > 1) {
+      if (now - this.times[h]! < COALESCE_MS) {
         this.values[h] = inFlight;
         return;
       }

@@ -1,5 +1,5 @@
 /**
- * One proxy loop's requests in flight over time, as its batches reported them (wall-clock ms of
+ * One proxy loop's generation requests in flight over time, as its batches reported them (wall-clock ms of
  * arrival on the metrics side). Under --workers the metrics side asks each other loop what its
  * count was when a record's first token arrived: a record is decoded only when its request
  * ends, seconds or minutes later, when the other loops' counts have long moved on.

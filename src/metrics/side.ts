@@ -70,7 +70,7 @@ export class MetricsSide {
     let src = this.sources.get(batch.source);
     if (!src) this.sources.set(batch.source, (src = { inFlight: 0, started: [], finished: new Array<number>(ROUTE_LABELS.length).fill(0), history: new InFlightHistory() }));
     src.inFlight = batch.inFlight;
-    src.history.note(Date.now(), batch.inFlight);
+    src.history.note(Date.now(), batch.generationInFlight ?? 0);
     src.started = batch.startedByRoute;
     let records: RequestRecord[] = [];
     if (batch.records) {

@@ -11,7 +11,10 @@ import type { RequestRecord, WireBatch } from './record.js';
 import { RecordEncoder } from './record-codec.js';
 import type { FromWorker, ToWorker } from './worker.js';
 import { monitorProxyLoop, type ProxyLoopMonitor, type ProxyLoopSample } from '../collectors/host/proxy-loop.js';
-import { ROUTE_LABELS, routeLabelIndex } from '../proxy/routes.js';
+import { ROUTE_LABELS, routeByLabel, routeLabelIndex } from '../proxy/routes.js';
+
+/** By route index: whether the route is a metered generation route (chat, completions). */
+const GENERATION = ROUTE_LABELS.map((label) => routeByLabel(label).metered);
 
 export const LOOP_SAMPLE_MS = 5000;
 /**
@@ -25,6 +28,8 @@ export interface RecordSink {
   started(route: string): number;
   /** This loop's requests in flight now. */
   readonly inFlight: number;
+  /** Of those, the generation requests (chat, completions): what in_flight_le bands. */
+  readonly generationInFlight: number;
   finished(record: RequestRecord): void;
 }
 
@@ -33,6 +38,7 @@ export class BatchingSink implements RecordSink {
   private readonly encoder = new RecordEncoder();
   private readonly startedByRoute = new Array<number>(ROUTE_LABELS.length).fill(0);
   private live = 0;
+  private generation = 0;
   private timer: NodeJS.Timeout | null = null;
   private readonly loop: ProxyLoopMonitor;
   private readonly loopTimer: NodeJS.Timeout;
@@ -52,14 +58,21 @@ export class BatchingSink implements RecordSink {
     return this.live;
   }
 
+  get generationInFlight(): number {
+    return this.generation;
+  }
+
   started(route: string): number {
-    this.startedByRoute[routeLabelIndex(route)]!++;
+    const i = routeLabelIndex(route);
+    this.startedByRoute[i]!++;
+    if (GENERATION[i]) this.generation++;
     this.schedule();
     return ++this.live;
   }
 
   finished(record: RequestRecord): void {
     this.live--;
+    if (GENERATION[routeLabelIndex(record.route)]) this.generation--;
     this.encoder.add(record);
     this.schedule();
   }
@@ -80,7 +93,7 @@ export class BatchingSink implements RecordSink {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.lastFlush = performance.now();
-    this.deliver({ source: this.source, records: this.encoder.take(), inFlight: this.live, startedByRoute: [...this.startedByRoute] });
+    this.deliver({ source: this.source, records: this.encoder.take(), inFlight: this.live, generationInFlight: this.generation, startedByRoute: [...this.startedByRoute] });
   }
 
   stop(): void {

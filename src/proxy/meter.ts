@@ -16,9 +16,10 @@ const SCANNED: EventFacts = { token: false, visible: false, promptTokens: -1, co
 const MAX_JSON_BODY = 8 * 1024 * 1024;
 
 export interface InFlightCount {
-  readonly inFlight: number;
+  /** Generation requests in flight on this loop (the sink). */
+  readonly generationInFlight: number;
 }
-const NO_LOOP: InFlightCount = { inFlight: 0 };
+const NO_LOOP: InFlightCount = { generationInFlight: 0 };
 
 export class RequestMeter {
   firstToken = -1;
@@ -101,7 +102,7 @@ export class RequestMeter {
     this.tokenChunks++;
     if (this.firstToken < 0) {
       this.firstToken = now;
-      this.inFlightAtFirstToken = this.loop.inFlight;
+      this.inFlightAtFirstToken = this.loop.generationInFlight;
     } else this.pushGap((now - this.lastToken) / 1000);
     if (visible && this.firstOutput < 0) this.firstOutput = now;
     this.lastToken = now;

@@ -88,6 +88,24 @@ test('cached and reasoning token counters equal the sums of the upstream\'s usag
   assert.equal(sumSamples(samples, name, { gen_ai_token_type: 'reasoning', tenant: 'details' }), reasoning);
 });
 
+test('only generation requests count toward in_flight_le: slow embeddings requests in flight do not', async () => {
+  const name = 'infermeter_time_per_output_token_by_concurrency_seconds';
+  const s0 = (await scrape(env.proxy.metricsUrl)).samples;
+  const one0 = countsBy(s0, name, 'in_flight_le')['1'] ?? 0;
+  const total0 = sumSamples(s0, `${name}_count`);
+  const agent = new Agent({ connections: 16 });
+  const held = Array.from({ length: 10 }, async () => {
+    const res = await request(`${env.proxy.url}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: 'x', fake: { headersDelayMs: 600 } }), dispatcher: agent });
+    await res.body.text();
+  });
+  await new Promise((r) => setTimeout(r, 100));
+  await chat(stream({ firstMs: 100, chunks: 4, gapMs: 2 }), { 'x-tenant-id': 'solo' }, agent);
+  await Promise.all(held);
+  await agent.close();
+  const samples = await waitForMetrics(env.proxy.metricsUrl, (s) => sumSamples(s, `${name}_count`) === total0 + 1);
+  assert.equal(countsBy(samples, name, 'in_flight_le')['1'], one0 + 1, 'the chat stream was the only generation request in flight');
+});
+
 test('10,000 requests with random tenant values give at most --tenant-limit + 1 tenant values', async () => {
   const REQUESTS = 10_000;
   const agent = new Agent({ connections: 32 });

@@ -102,7 +102,7 @@ test('only generation requests count toward in_flight_le: slow embeddings reques
   await chat(stream({ firstMs: 100, chunks: 4, gapMs: 2 }), { 'x-tenant-id': 'solo' }, agent);
   await Promise.all(held);
   await agent.close();
-  const samples = await waitForMetrics(env.proxy.metricsUrl, (s) => sumSamples(s, `${name}_count`) === total0 + 1);
+  const samples = await waitForMetrics(env.proxy.metricsUrl, (s) => sumSamples(s, `${name}_count`) === total0 + 1 && sumSamples(s, 'infermeter_requests_total', { route: 'embeddings' }) === 10);
   assert.equal(countsBy(samples, name, 'in_flight_le')['1'], one0 + 1, 'the chat stream was the only generation request in flight');
 });
 

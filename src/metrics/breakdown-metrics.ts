@@ -5,8 +5,8 @@
  */
 import type { Registry } from 'prom-client';
 import { BREAKDOWN_METRICS, TENANT_LABEL, type BucketSet, type MetricDef } from './catalog.js';
-import { SeriesHistogram } from './histogram.js';
-import { Bands, promptClass } from './breakdown.js';
+import { SeriesHistogram, type HistogramSeries } from './histogram.js';
+import { Bands, UNKNOWN_CLASS } from './breakdown.js';
 import { tpotSeconds, type RequestRecord } from './record.js';
 
 type Name = (typeof BREAKDOWN_METRICS)[number]['name'];
@@ -23,7 +23,17 @@ export function exportedLabels(d: MetricDef, withTenant: boolean): string[] {
   return d.labels.filter((l) => l !== TENANT_LABEL || withTenant);
 }
 
+/** One label set's breakdown series, by class or band index, made on first use. */
+interface Bound {
+  ttft: HistogramSeries[];
+  ttfo: HistogramSeries[];
+  tpot: HistogramSeries[];
+  chunk: HistogramSeries[];
+}
+
 export class BreakdownHistograms {
+  /** By the caller's label object (one per operation, model and tenant, kept by prometheus.ts): no key string per record. */
+  private readonly bound = new WeakMap<Record<string, string>, Bound>();
   readonly classes: Bands;
   readonly bands: Bands;
   private readonly ttft: SeriesHistogram;
@@ -50,17 +60,22 @@ export class BreakdownHistograms {
    * token (-1: no token), as the metrics side computed it.
    */
   record(r: RequestRecord, labels: Record<string, string>, inFlight: number, ok: boolean): void {
-    if (r.chunkGaps && inFlight >= 0) {
-      const s = this.chunk.labels({ ...labels, in_flight_le: this.bands.label(inFlight) });
+    let b = this.bound.get(labels);
+    if (!b) this.bound.set(labels, (b = { ttft: [], ttfo: [], tpot: [], chunk: [] }));
+    const band = inFlight >= 0 ? this.bands.index(inFlight) : -1;
+    if (r.chunkGaps && band >= 0) {
+      const s = (b.chunk[band] ??= this.chunk.labels({ ...labels, in_flight_le: this.bands.values[band]! }));
       for (const gap of r.chunkGaps) s.observe(gap);
     }
     if (!ok) return;
     if (r.ttft >= 0 || r.ttfo >= 0) {
-      const byPrompt = { ...labels, prompt_tokens_le: promptClass(this.classes, r) };
-      if (r.ttft >= 0) this.ttft.observe(byPrompt, r.ttft);
-      if (r.ttfo >= 0) this.ttfo.observe(byPrompt, r.ttfo);
+      // Index classes.values.length is `unknown`.
+      const c = r.inputTokensKnown ? this.classes.index(r.inputTokens) : this.classes.values.length;
+      const byPrompt = () => ({ ...labels, prompt_tokens_le: this.classes.values[c] ?? UNKNOWN_CLASS });
+      if (r.ttft >= 0) (b.ttft[c] ??= this.ttft.labels(byPrompt())).observe(r.ttft);
+      if (r.ttfo >= 0) (b.ttfo[c] ??= this.ttfo.labels(byPrompt())).observe(r.ttfo);
     }
     const tpot = tpotSeconds(r);
-    if (tpot >= 0 && inFlight >= 0) this.tpot.observe({ ...labels, in_flight_le: this.bands.label(inFlight) }, tpot);
+    if (tpot >= 0 && band >= 0) (b.tpot[band] ??= this.tpot.labels({ ...labels, in_flight_le: this.bands.values[band]! })).observe(tpot);
   }
 }

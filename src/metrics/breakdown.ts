@@ -43,9 +43,14 @@ export class Bands {
   }
 
   label(n: number): string {
+    return this.values[this.index(n)]!;
+  }
+
+  /** Index into values of the band holding n. */
+  index(n: number): number {
     const b = this.bounds;
-    for (let i = 0; i < b.length; i++) if (n <= b[i]!) return this.values[i]!;
-    return INF;
+    for (let i = 0; i < b.length; i++) if (n <= b[i]!) return i;
+    return b.length;
   }
 }
 

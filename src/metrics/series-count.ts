@@ -29,6 +29,11 @@ export const NO_SLOS: SloConfig = { objective: 0.99, window: '30d', default: {},
 
 /** Sample lines on /metrics per metric name (histograms: _bucket, _sum and _count lines together). */
 export async function countSeries(s: SeriesScenario): Promise<Map<string, number>> {
+  return countLines(await renderScenario(s));
+}
+
+/** The /metrics text of the request metrics after every combination of label values the scenario allows. */
+export async function renderScenario(s: SeriesScenario): Promise<string> {
   const registry = new Registry();
   const settings: RequestMetricsSettings = {
     promptTokensClasses: [...DEFAULT_PROMPT_CLASSES], inFlightBands: [...DEFAULT_IN_FLIGHT_BANDS],
@@ -52,7 +57,7 @@ export async function countSeries(s: SeriesScenario): Promise<Map<string, number
       }
     }
   }
-  return countLines(await registry.metrics());
+  return registry.metrics();
 }
 
 /** Sample lines per metric family of a text exposition (by its # TYPE lines). */

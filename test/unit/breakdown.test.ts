@@ -7,7 +7,9 @@ import { judge } from '../../src/slo/judge.js';
 import { parseSloConfig } from '../../src/slo/config.js';
 import { UNMEASURED, type RequestRecord } from '../../src/metrics/record.js';
 import { keyHash, tenantReader } from '../../src/proxy/tenant.js';
-import { countSeries, NO_SLOS } from '../../src/metrics/series-count.js';
+import { spawnSync } from 'node:child_process';
+import { countSeries, renderScenario, NO_SLOS } from '../../src/metrics/series-count.js';
+import { parseSloConfig as slosOf } from '../../src/slo/config.js';
 import { DEFAULT_BUCKETS } from '../../src/metrics/catalog.js';
 import { testConfig } from '../helpers.js';
 
@@ -104,4 +106,14 @@ test('series counts are measured from rendered /metrics: the breakdowns multiply
   assert.equal(t.get('gen_ai_server_time_to_first_token_seconds'), c.get('gen_ai_server_time_to_first_token_seconds'));
   const th = await countSeries({ models: 1, tenants: 7, tenantLimit: 5, tenantHistograms: true, slos: NO_SLOS });
   assert.equal(th.get('gen_ai_server_time_to_first_token_seconds'), 6 * c.get('gen_ai_server_time_to_first_token_seconds')!);
+});
+
+const noPromtool = spawnSync('promtool', ['--version']).status !== 0 ? 'promtool is not installed' : false;
+
+test('promtool check metrics is clean on the worst case: 10 models, 40 tenants over a limit of 20, tenant histograms, prompt-class SLOs', { skip: noPromtool }, async () => {
+  const slos = slosOf({ default: { ttft: '2s', tpot: '100ms', e2e: '60s' }, prompt_classes: [{ prompt_tokens_le: 4096, ttft: '500ms' }] }, 'test');
+  const text = await renderScenario({ models: 10, tenants: 40, tenantHistograms: true, slos });
+  assert.ok(text.includes('tenant="other"') && text.includes('prompt_tokens_le="unknown"') && text.includes('in_flight_le="+Inf"') && text.includes('slo="ttft_prompt_le_4096"'));
+  const r = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  assert.equal(r.status, 0, `promtool: ${r.stdout}${r.stderr}`.slice(0, 2000));
 });

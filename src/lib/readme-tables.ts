@@ -14,8 +14,8 @@ export function flagTable(): string {
 
 /** Worst-case series counts for README (series-count.ts): per model at defaults, and the 10 models × 20 tenants total. */
 export interface SeriesFacts {
-  /** Metric → series per model label value (or in all, for metrics without one), defaults, the example SLOs. */
-  perModel: Map<string, number>;
+  /** Metric → the series each further model label value adds at defaults (tenants off, the example SLOs), or `<n> in all` when it adds none. */
+  perModel: Map<string, string>;
   /** Total series with 10 models and 20 tenants (--tenant-header, defaults otherwise), and with more tenants than the limit. */
   tenModelsTwentyTenants: number;
   tenModelsTenantsOverLimit: number;
@@ -23,12 +23,14 @@ export interface SeriesFacts {
 
 /** Measures the facts above (renders real /metrics text several times: tens of ms). */
 export async function seriesFacts(slos: SloConfig): Promise<SeriesFacts> {
-  // One served model: label values model-0 and other.
   const one = await countSeries({ models: 1, tenants: 0, slos });
-  const perModel = new Map<string, number>();
+  const two = await countSeries({ models: 2, tenants: 0, slos });
+  const perModel = new Map<string, string>();
   for (const m of catalog()) {
-    const n = one.get(m.name);
-    if (n !== undefined) perModel.set(m.name, m.labels.includes('gen_ai_request_model') ? n / 2 : n);
+    const a = one.get(m.name);
+    if (a === undefined) continue;
+    const added = two.get(m.name)! - a;
+    perModel.set(m.name, added > 0 ? String(added) : `${a} in all`);
   }
   const twenty = total(await countSeries({ models: 10, tenants: 20, slos }));
   const over = total(await countSeries({ models: 10, tenants: 40, slos }));
@@ -42,6 +44,8 @@ export function metricTable(series: SeriesFacts): string {
   });
   return [
     '| name | type | labels | worst-case series per model | meaning |', '| --- | --- | --- | --- | --- |', ...rows, '',
+    'Worst-case series per model: how many series each model label value adds with every other setting at its default (tenants off) and the SLOs of `examples/infermeter.yaml`, every route, outcome, operation, prompt class and concurrency band seen; "in all" for families that do not grow with models. With tenants on, multiply the counters (`infermeter_requests_total`, `infermeter_tokens_total`, the SLO counters, goodput) by the tenant values (at most `--tenant-limit` + 1), and the histograms too with `--tenant-histograms`. The `tenant` label is absent while tenants are off.',
+    '',
     `Worst case in all with 10 models and 20 tenants (\`--tenant-header\`, every other setting at its default, the SLOs of \`examples/infermeter.yaml\`): **${series.tenModelsTwentyTenants}** request-metric series; with more tenants than \`--tenant-limit\` (20 and \`other\`): **${series.tenModelsTenantsOverLimit}**. Measured by rendering /metrics after every combination of label values (\`src/metrics/series-count.ts\`).`,
   ].join('\n');
 }

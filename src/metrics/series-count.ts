@@ -10,7 +10,7 @@ import { Registry } from 'prom-client';
 import { DEFAULT_BUCKETS, type BucketSet } from './catalog.js';
 import { RequestMetrics, nativeOptions, type RequestMetricsSettings } from './prometheus.js';
 import { DEFAULT_IN_FLIGHT_BANDS, DEFAULT_PROMPT_CLASSES } from './breakdown.js';
-import { OUTCOMES, UNMEASURED, type RequestRecord } from './record.js';
+import { METERING_FAILURES, OUTCOMES, TOKEN_SOURCES, UNMEASURED, type RequestRecord } from './record.js';
 import { ROUTE_LABELS, routeByLabel } from '../proxy/routes.js';
 import { OTHER_MODEL } from './models.js';
 import { thresholdsInBucketSet, type SloConfig } from '../slo/config.js';
@@ -57,6 +57,10 @@ export async function renderScenario(s: SeriesScenario): Promise<string> {
       }
     }
   }
+  // The unlabelled-by-model families: every token source and metering failure.
+  const plain = { ...UNMEASURED, route: 'chat_completions', operation: 'chat', model: models[0]!, outcome: 'ok' as const, status: 200, streamed: true, errorType: null, startedAt: 0, tenant: tenants[0]! };
+  for (const tokenSource of TOKEN_SOURCES) metrics.record({ ...plain, tokenSource });
+  for (const meteringFailure of METERING_FAILURES) metrics.record({ ...plain, meteringFailure });
   return registry.metrics();
 }
 

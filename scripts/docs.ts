@@ -1,7 +1,9 @@
 /** npm run docs: regenerates README.md's flag and metric tables from the code. */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { renderReadme } from '../src/lib/readme-tables.js';
+import { renderReadme, seriesFacts } from '../src/lib/readme-tables.js';
+import { readSloConfig } from '../src/slo/rules-command.js';
 
 const path = new URL('../../README.md', import.meta.url);
-writeFileSync(path, renderReadme(readFileSync(path, 'utf8')));
+const slos = readSloConfig(new URL('../../examples/infermeter.yaml', import.meta.url).pathname);
+writeFileSync(path, renderReadme(readFileSync(path, 'utf8'), await seriesFacts(slos)));
 console.log('README.md tables regenerated');

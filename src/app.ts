@@ -15,6 +15,7 @@ import type { Config } from './config.js';
 import type { RecordSink } from './metrics/sink.js';
 import { InfermeterError } from './errors.js';
 import { Exchange, type ProxyContext } from './proxy/exchange.js';
+import { tenantReader } from './proxy/tenant.js';
 import { routeFor } from './proxy/routes.js';
 import { listenerTls, upstreamConnectOptions } from './lib/tls.js';
 import { TracePropagator } from './trace/context.js';
@@ -48,6 +49,7 @@ export function buildApp(config: Config, sink: RecordSink, log: Logger): App {
     sink,
     log,
     trace: config.tracing ? new TracePropagator(config.tracing) : null,
+    tenant: tenantReader(config),
   };
   let closing = false;
   let inFlight = 0;

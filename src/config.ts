@@ -15,6 +15,8 @@ import { AUTO_MAX, parseWorkers } from './cluster/cpus.js';
 import { checkTlsFiles } from './lib/tls.js';
 import { parseSloConfig, thresholdsInBucketSet, type SloConfig } from './slo/config.js';
 import { traceSettings, type TraceSettings } from './trace/env.js';
+import { DEFAULT_IN_FLIGHT_BANDS, DEFAULT_PROMPT_CLASSES, parseBounds } from './metrics/breakdown.js';
+import { TENANT_SOURCES, type TenantSource } from './proxy/tenant.js';
 
 export const ENGINES = ['vllm', 'sglang', 'tgi', 'llamacpp', 'trtllm', 'ollama', 'openai'] as const;
 export type EngineKind = (typeof ENGINES)[number];
@@ -79,6 +81,16 @@ export interface Config {
   slowLogWindow: number;
   /** The live status page (/, /ui) and its JSON (/api/v1/status) on the metrics listener. */
   ui: boolean;
+  /** Upper bounds of the prompt_tokens_le classes (ascending, finite; +Inf is implied). */
+  promptTokensClasses: number[];
+  /** Upper bounds of the in_flight_le bands (ascending, finite; +Inf is implied). */
+  inFlightBands: number[];
+  tenantFrom: TenantSource;
+  tenantHeader: string;
+  /** HMAC key for --tenant-from api-key ('' = the documented default salt). */
+  tenantSalt: string;
+  tenantLimit: number;
+  tenantHistograms: boolean;
   configFile: string | null;
   buckets: Record<BucketSet, number[]>;
   slos: SloConfig;
@@ -132,6 +144,13 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'collectorGpu', flag: '--no-collector.gpu', help: 'turn the GPU (nvidia-smi) collector off', default: 'true', parse: parseBool },
   { key: 'collectorEngine', flag: '--no-collector.engine', help: 'turn the engine /metrics collector off', default: 'true', parse: parseBool },
   { key: 'collectorHost', flag: '--no-collector.host', help: 'turn the host collector off', default: 'true', parse: parseBool },
+  { key: 'promptTokensClasses', flag: '--prompt-tokens-classes <list>', help: 'upper bounds of the prompt_tokens_le classes (prompt tokens from usage; +Inf and unknown are added)', default: DEFAULT_PROMPT_CLASSES.join(','), parse: parseBounds },
+  { key: 'inFlightBands', flag: '--in-flight-bands <list>', help: 'upper bounds of the in_flight_le bands (generation requests in flight on the machine at the first token; +Inf is added)', default: DEFAULT_IN_FLIGHT_BANDS.join(','), parse: parseBounds },
+  { key: 'tenantFrom', flag: '--tenant-from <source>', help: 'where the tenant label comes from: none, header (--tenant-header), api-key (a salted hash of the bearer token, never the token); default header when --tenant-header is set, else none', default: '', parse: (v) => (v === '' ? '' : oneOf(TENANT_SOURCES)(v)) },
+  { key: 'tenantHeader', flag: '--tenant-header <name>', help: 'request header naming the tenant, e.g. x-tenant-id (value cut to 64 characters)', default: '', parse: (v) => parseHeaderName(v) },
+  { key: 'tenantSalt', flag: '--tenant-salt <secret>', help: 'HMAC key for --tenant-from api-key (default: a fixed public salt, see README); set it to make key hashes unlinkable across installations', default: '', parse: (v) => v },
+  { key: 'tenantLimit', flag: '--tenant-limit <n>', help: 'most tenant label values (first seen keep theirs until restart); later tenants are counted as other', default: '20', parse: parsePositiveInt },
+  { key: 'tenantHistograms', flag: '--tenant-histograms <bool>', help: 'put the tenant label on the latency and token histograms too (multiplies their series by up to --tenant-limit + 1)', default: 'false', parse: parseBool },
   { key: 'nativeHistogramBucketFactor', flag: '--native-histogram-bucket-factor <factor>', help: 'native histograms: largest growth from one bucket to the next (1.1 = schema 3, buckets at most 9% wide)', default: '1.1', parse: parseBucketFactor },
   { key: 'nativeHistogramMaxBuckets', flag: '--native-histogram-max-buckets <n>', help: 'native histograms: most buckets per series; past it a series resets, widens its zero bucket or halves its resolution', default: '160', parse: parsePositiveInt },
   { key: 'nativeHistogramMinResetDuration', flag: '--native-histogram-min-reset-duration <duration>', help: 'native histograms: a series over its bucket limit resets only after living this long (0 = never reset)', default: '1h', parse: parseDuration },
@@ -234,10 +253,17 @@ export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.Pr
   if (cfg.collectorGpu && cfg.gpuSource === 'dcgm-exporter' && cfg.dcgmExporterUrl === '') {
     throw new ConfigError('--dcgm-exporter-url', 'is required with --gpu-source dcgm-exporter: the exporter\'s metrics URL, e.g. http://127.0.0.1:9400/metrics');
   }
+  if ((cfg.tenantFrom as string) === '') cfg.tenantFrom = cfg.tenantHeader === '' ? 'none' : 'header';
+  if (cfg.tenantFrom === 'header' && cfg.tenantHeader === '') throw new ConfigError('--tenant-header', 'is required with --tenant-from header: the request header naming the tenant, e.g. x-tenant-id');
   if ((cfg.injectUsage as unknown) === 'auto') cfg.injectUsage = !ENGINES_WITHOUT_STREAM_OPTIONS.has(cfg.engine);
   cfg.slos = parseSloConfig(file['slos'], `--config ${configFile}: slos`);
   cfg.buckets = resolveBuckets(file['buckets'], cfg.slos, `--config ${configFile}: buckets`);
   cfg.tracing = traceSettings(env);
+  for (const c of cfg.slos.promptClasses) {
+    if (!cfg.promptTokensClasses.includes(c.promptTokensLe)) {
+      throw new ConfigError(`--config ${configFile}: slos.prompt_classes`, `prompt_tokens_le ${c.promptTokensLe} is not one of --prompt-tokens-classes (${cfg.promptTokensClasses.join(', ')})`);
+    }
+  }
   return cfg;
 }
 
@@ -302,6 +328,11 @@ function resolveBuckets(raw: unknown, slos: SloConfig, where: string): Record<Bu
     out[set] = [...new Set([...(list as number[]), ...thresholdsInBucketSet(slos, set)])].sort((a, b) => a - b);
   }
   return out;
+}
+
+function parseHeaderName(v: string): string {
+  if (v !== '' && !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(v)) throw new Error(`expected an HTTP header name such as x-tenant-id, got "${v}"`);
+  return v.toLowerCase();
 }
 
 function nonEmpty(v: string): string {

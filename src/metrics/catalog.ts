@@ -23,7 +23,7 @@ export interface MetricDef {
   source: 'proxy' | 'slo' | 'collector' | 'gpu' | 'engine' | 'host' | 'process';
 }
 
-export type BucketSet = 'ttft' | 'tpot' | 'e2e' | 'tokens' | 'chunk';
+export type BucketSet = 'ttft' | 'tpot' | 'e2e' | 'tokens' | 'chunk' | 'ttft_by_prompt' | 'tpot_by_concurrency';
 
 /** Labels every per-request metric carries (OTel GenAI semantic conventions, Prometheus spelling). */
 export const REQUEST_LABELS = ['gen_ai_operation_name', 'gen_ai_provider_name', 'gen_ai_request_model'] as const;
@@ -38,39 +38,65 @@ export const DEFAULT_BUCKETS: Record<BucketSet, readonly number[]> = {
   e2e: [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92, 163.84, 327.68, 655.36, 1310.72, 2621.44],
   tokens: [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864],
   chunk: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 10, 20, 40, 80],
+  // The breakdown histograms (BREAKDOWN_METRICS) multiply their series by 7 prompt classes or 10
+  // concurrency bands, so they get fewer, wider buckets: enough for a P50/P99 per class to land
+  // within one bucket of the truth, at a third of the series a full list would cost.
+  ttft_by_prompt: [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120],
+  tpot_by_concurrency: [0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28],
 };
 
+/** The tenant label (--tenant-from / --tenant-header): on counters when tenants are on, on histograms only with --tenant-histograms. */
+export const TENANT_LABEL = 'tenant';
+
 export const REQUEST_METRICS = [
-  { name: 'gen_ai_server_time_to_first_token_seconds', type: 'histogram', unit: 's', buckets: 'ttft', labels: REQUEST_LABELS, source: 'proxy',
+  { name: 'gen_ai_server_time_to_first_token_seconds', type: 'histogram', unit: 's', buckets: 'ttft', labels: [...REQUEST_LABELS, TENANT_LABEL], source: 'proxy',
     help: 'Time to first token (TTFT): first chunk carrying a generated token of any kind (content, reasoning, tool call, text) minus the time the proxy received the request. ok streaming requests only.' },
-  { name: 'infermeter_time_to_first_output_seconds', type: 'histogram', unit: 's', buckets: 'ttft', labels: REQUEST_LABELS, source: 'proxy',
+  { name: 'infermeter_time_to_first_output_seconds', type: 'histogram', unit: 's', buckets: 'ttft', labels: [...REQUEST_LABELS, TENANT_LABEL], source: 'proxy',
     help: 'Time to first output (TTFO): first chunk with visible content, text or tool calls minus request receipt; differs from TTFT for reasoning models. ok streaming requests only.' },
-  { name: 'gen_ai_server_time_per_output_token_seconds', type: 'histogram', unit: 's', buckets: 'tpot', labels: REQUEST_LABELS, source: 'proxy',
+  { name: 'gen_ai_server_time_per_output_token_seconds', type: 'histogram', unit: 's', buckets: 'tpot', labels: [...REQUEST_LABELS, TENANT_LABEL], source: 'proxy',
     help: 'Time per output token (TPOT): (E2E - TTFT) / (output_tokens - 1), for ok streaming requests with at least 2 output tokens.' },
-  { name: 'gen_ai_server_request_duration_seconds', type: 'histogram', unit: 's', buckets: 'e2e', labels: REQUEST_LABELS, source: 'proxy',
+  { name: 'gen_ai_server_request_duration_seconds', type: 'histogram', unit: 's', buckets: 'e2e', labels: [...REQUEST_LABELS, TENANT_LABEL], source: 'proxy',
     help: 'End-to-end latency (E2E): last byte of the upstream response minus request receipt. ok requests only.' },
-  { name: 'infermeter_inter_chunk_latency_seconds', type: 'histogram', unit: 's', buckets: 'chunk', labels: REQUEST_LABELS, source: 'proxy',
+  { name: 'infermeter_inter_chunk_latency_seconds', type: 'histogram', unit: 's', buckets: 'chunk', labels: [...REQUEST_LABELS, TENANT_LABEL], source: 'proxy',
     help: 'Gap between consecutive token-bearing chunks of a stream (a chunk may hold several tokens under speculative decoding).' },
-  { name: 'gen_ai_client_token_usage', type: 'histogram', unit: '{token}', buckets: 'tokens', labels: [...REQUEST_LABELS, 'gen_ai_token_type'], source: 'proxy',
+  { name: 'gen_ai_client_token_usage', type: 'histogram', unit: '{token}', buckets: 'tokens', labels: [...REQUEST_LABELS, 'gen_ai_token_type', TENANT_LABEL], source: 'proxy',
     help: 'Tokens per request, by gen_ai_token_type (input, output).' },
-  { name: 'infermeter_requests_total', type: 'counter', unit: '{request}', labels: [...REQUEST_LABELS, 'route', 'outcome'], source: 'proxy',
+  { name: 'infermeter_requests_total', type: 'counter', unit: '{request}', labels: [...REQUEST_LABELS, 'route', 'outcome', TENANT_LABEL], source: 'proxy',
     help: 'Requests forwarded, by route and outcome (exactly one outcome per request).' },
-  { name: 'infermeter_tokens_total', type: 'counter', unit: '{token}', labels: [...REQUEST_LABELS, 'gen_ai_token_type'], source: 'proxy',
-    help: 'Input and output tokens of metered requests, partial streams included; rate() gives tokens/s.' },
+  { name: 'infermeter_tokens_total', type: 'counter', unit: '{token}', labels: [...REQUEST_LABELS, 'gen_ai_token_type', TENANT_LABEL], source: 'proxy',
+    help: 'Tokens of metered requests, partial streams included, by gen_ai_token_type: input, output, and where the server reports them cached_input (usage.prompt_tokens_details.cached_tokens, part of input) and reasoning (usage.completion_tokens_details.reasoning_tokens, part of output); rate() gives tokens/s.' },
   { name: 'infermeter_output_token_source_total', type: 'counter', unit: '{request}', labels: ['source'], source: 'proxy',
     help: 'Metered requests by where the output-token count came from: usage (the server said), chunks (counted token-bearing chunks, no usage available), none.' },
   { name: 'infermeter_metering_failures_total', type: 'counter', unit: '{request}', labels: ['reason'], source: 'proxy',
     help: 'Requests whose bytes were relayed unchanged but could not be metered (invalid JSON in the stream, compressed body, ...).' },
   { name: 'infermeter_requests_in_flight', type: 'gauge', unit: '{request}', labels: [], source: 'proxy',
     help: 'Requests being proxied right now.' },
-  { name: 'infermeter_slo_requests_total', type: 'counter', unit: '{request}', labels: ['gen_ai_request_model', 'slo', 'result'], source: 'slo',
-    help: 'Finished generation requests judged against each SLO threshold that applies (result good or bad).' },
-  { name: 'infermeter_goodput_requests_total', type: 'counter', unit: '{request}', labels: ['gen_ai_request_model'], source: 'slo',
+  { name: 'infermeter_slo_requests_total', type: 'counter', unit: '{request}', labels: ['gen_ai_request_model', 'slo', 'result', TENANT_LABEL], source: 'slo',
+    help: 'Finished generation requests judged against each SLO threshold that applies (result good or bad); slo is the SLO name, or <name>_prompt_le_<bound> for a prompt-class threshold.' },
+  { name: 'infermeter_goodput_requests_total', type: 'counter', unit: '{request}', labels: ['gen_ai_request_model', TENANT_LABEL], source: 'slo',
     help: 'Finished generation requests that met every SLO that applies to them (goodput).' },
-  { name: 'infermeter_slo_judged_requests_total', type: 'counter', unit: '{request}', labels: ['gen_ai_request_model'], source: 'slo',
+  { name: 'infermeter_slo_judged_requests_total', type: 'counter', unit: '{request}', labels: ['gen_ai_request_model', TENANT_LABEL], source: 'slo',
     help: 'Finished generation requests judged against SLOs; goodput ratio = goodput / judged.' },
   { name: 'infermeter_slo_threshold_seconds', type: 'gauge', unit: 's', labels: ['gen_ai_request_model', 'slo'], source: 'slo',
     help: 'Configured SLO thresholds, for dashboards.' },
+] as const satisfies readonly MetricDef[];
+
+/**
+ * Latency by prompt length and by concurrency (issue 17): dedicated histograms beside the
+ * semconv ones rather than two more labels on them. On the semconv histograms the labels
+ * would multiply all 27 TTFT lines per model by 7 and every dashboard would have to sum them
+ * away; here the classes cost 14 lines each and the semconv series stay exactly as the
+ * conventions define them. Classic buckets only (no native histogram, no OTLP instrument).
+ */
+export const BREAKDOWN_METRICS = [
+  { name: 'infermeter_time_to_first_token_by_prompt_seconds', type: 'histogram', unit: 's', buckets: 'ttft_by_prompt', labels: [...REQUEST_LABELS, 'prompt_tokens_le', TENANT_LABEL], source: 'proxy',
+    help: 'TTFT by prompt class: prompt_tokens_le is the upper bound of the class holding usage.prompt_tokens (--prompt-tokens-classes), or unknown. ok streaming requests only.' },
+  { name: 'infermeter_time_to_first_output_by_prompt_seconds', type: 'histogram', unit: 's', buckets: 'ttft_by_prompt', labels: [...REQUEST_LABELS, 'prompt_tokens_le', TENANT_LABEL], source: 'proxy',
+    help: 'TTFO by prompt class (prompt_tokens_le as for the TTFT breakdown). ok streaming requests only.' },
+  { name: 'infermeter_time_per_output_token_by_concurrency_seconds', type: 'histogram', unit: 's', buckets: 'tpot_by_concurrency', labels: [...REQUEST_LABELS, 'in_flight_le', TENANT_LABEL], source: 'proxy',
+    help: 'TPOT by concurrency: in_flight_le is the upper bound of the band (--in-flight-bands) holding the generation requests in flight on the machine when this one\'s first token arrived.' },
+  { name: 'infermeter_inter_chunk_latency_by_concurrency_seconds', type: 'histogram', unit: 's', buckets: 'tpot_by_concurrency', labels: [...REQUEST_LABELS, 'in_flight_le', TENANT_LABEL], source: 'proxy',
+    help: 'Inter-chunk latency by concurrency band (in_flight_le as for the TPOT breakdown).' },
 ] as const satisfies readonly MetricDef[];
 
 export const COLLECTOR_HEALTH_METRICS = [
@@ -94,7 +120,7 @@ export const CONFIG_RELOAD_METRICS = [
 
 /** Every metric, request and collector families alike. */
 export function catalog(): readonly MetricDef[] {
-  return [...REQUEST_METRICS, ...COLLECTOR_HEALTH_METRICS, ...CONFIG_RELOAD_METRICS, ...GPU_METRICS, ...ENGINE_METRICS, ...HOST_METRICS];
+  return [...REQUEST_METRICS, ...BREAKDOWN_METRICS, ...COLLECTOR_HEALTH_METRICS, ...CONFIG_RELOAD_METRICS, ...GPU_METRICS, ...ENGINE_METRICS, ...HOST_METRICS];
 }
 
 export function metricDef(name: string): MetricDef {

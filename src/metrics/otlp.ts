@@ -115,6 +115,8 @@ export class OtlpRecorder {
     if (r.chunkGaps) for (const gap of r.chunkGaps) this.h.chunk.record(gap, base);
     if (r.inputTokens > 0) this.c.tokens.add(r.inputTokens, { ...base, [ATTR.tokenType]: 'input' });
     if (r.outputTokens > 0) this.c.tokens.add(r.outputTokens, { ...base, [ATTR.tokenType]: 'output' });
+    if (r.cachedInputTokens > 0) this.c.tokens.add(r.cachedInputTokens, { ...base, [ATTR.tokenType]: 'cached_input' });
+    if (r.reasoningTokens > 0) this.c.tokens.add(r.reasoningTokens, { ...base, [ATTR.tokenType]: 'reasoning' });
     if (r.outcome !== 'rejected' && r.outcome !== 'worker_lost') this.c.tokenSource.add(1, { source: r.tokenSource });
 
     if (!failed && !r.meteringFailure) this.recordTimings(r, base);

@@ -3,12 +3,14 @@
  * metrics side (worker thread), never on the proxy's event loop.
  */
 import { Gauge, type Registry } from 'prom-client';
-import { REQUEST_METRICS, type BucketSet, type MetricDef } from './catalog.js';
+import { REQUEST_METRICS, TENANT_LABEL, type BucketSet, type MetricDef } from './catalog.js';
 import { SeriesHistogram, type HistogramSeries } from './histogram.js';
 import { SeriesCounter } from './counter.js';
 import { tpotSeconds, type RecordBatch, type RequestRecord } from './record.js';
 import { judge } from '../slo/judge.js';
-import { SLO_NAMES, thresholdsFor, type SloConfig } from '../slo/config.js';
+import { SLO_NAMES, sloSeries, thresholdsFor, type SloConfig } from '../slo/config.js';
+import { BreakdownHistograms, exportedLabels, type BreakdownSettings } from './breakdown-metrics.js';
+import { DEFAULT_IN_FLIGHT_BANDS, DEFAULT_PROMPT_CLASSES, TenantLabels, type TenantSettings } from './breakdown.js';
 import { DEFAULT_NATIVE, schemaForFactor, type NativeOptions, type NativeSeries } from './native.js';
 import { attachNativeHistograms, NativeHistograms } from './native-store.js';
 import type { Config } from '../config.js';
@@ -20,11 +22,11 @@ function def<N extends Def['name']>(name: N): ByName<N> {
   return REQUEST_METRICS.find((d) => d.name === name) as ByName<N>;
 }
 
-export function histogram(registry: Registry, d: MetricDef, buckets: Record<BucketSet, number[]>): SeriesHistogram {
-  return new SeriesHistogram(d.name, d.help, d.labels, buckets[d.buckets!], registry);
+export function histogram(registry: Registry, d: MetricDef, buckets: Record<BucketSet, number[]>, withTenant = false): SeriesHistogram {
+  return new SeriesHistogram(d.name, d.help, exportedLabels(d, withTenant), buckets[d.buckets!], registry);
 }
-export function counter(registry: Registry, d: MetricDef): SeriesCounter {
-  return new SeriesCounter(d.name, d.help, d.labels, registry);
+export function counter(registry: Registry, d: MetricDef, withTenant = false): SeriesCounter {
+  return new SeriesCounter(d.name, d.help, exportedLabels(d, withTenant), registry);
 }
 export function gauge(registry: Registry, d: MetricDef): Gauge {
   return new Gauge({ name: d.name, help: d.help, labelNames: [...d.labels], registers: [registry] });
@@ -57,9 +59,19 @@ export function nativeOptionsFrom(config: Pick<Config, 'nativeHistogramBucketFac
   return nativeOptions(config.nativeHistogramBucketFactor, { maxBuckets: config.nativeHistogramMaxBuckets, minResetSeconds: config.nativeHistogramMinResetDuration });
 }
 
-/** Everything one (operation, model) pair records into, resolved once: labels, classic and native series. */
+/** The breakdown and tenant settings (issue 17): the metrics side's config object, read as it is. */
+export type RequestMetricsSettings = BreakdownSettings & TenantSettings;
+
+const DEFAULT_SETTINGS: RequestMetricsSettings = {
+  promptTokensClasses: [...DEFAULT_PROMPT_CLASSES], inFlightBands: [...DEFAULT_IN_FLIGHT_BANDS], tenantHistograms: false, tenantFrom: 'none', tenantLimit: 20,
+};
+
+/** Everything one (operation, model[, tenant]) records into, resolved once: labels, classic and native series. */
 interface Bound {
+  /** The histograms' labels (tenant among them only with --tenant-histograms). */
   labels: Record<string, string>;
+  /** The counters' labels: the request labels, and the tenant when tenants are on. */
+  counterLabels: Record<string, string>;
   /** Made on first observation, so that a series appears in /metrics only once it has data. */
   latency: Partial<Record<NativeKey, HistogramSeries>>;
   native: Record<NativeKey, NativeSeries>;
@@ -81,7 +93,12 @@ export class RequestMetrics {
   private readonly goodput: SeriesCounter;
   private readonly judged: SeriesCounter;
   private readonly natives: NativeHistograms;
-  /** operation → model label → Bound: no label object or key string per request once seen. */
+  private readonly breakdown: BreakdownHistograms;
+  readonly tenants: TenantLabels;
+  /** Tenants on: the counters carry the label; and on histograms too (tenantHistograms). */
+  private readonly tenantCounters: boolean;
+  private readonly tenantHistograms: boolean;
+  /** operation → model label (and tenant, when histograms carry it) → Bound: no label object per request once seen. */
   private readonly bound = new Map<string, Map<string, Bound>>();
 
   constructor(
@@ -93,23 +110,29 @@ export class RequestMetrics {
     native: NativeOptions = nativeOptions(),
     /** null: no exemplars (tracing off: there would be no trace to link to). */
     private readonly exemplars: ExemplarPolicy | null = null,
+    settings: RequestMetricsSettings = DEFAULT_SETTINGS,
   ) {
     this.natives = new NativeHistograms(native);
     attachNativeHistograms(registry, this.natives);
-    this.ttft = histogram(registry, def('gen_ai_server_time_to_first_token_seconds'), buckets);
-    this.ttfo = histogram(registry, def('infermeter_time_to_first_output_seconds'), buckets);
-    this.tpot = histogram(registry, def('gen_ai_server_time_per_output_token_seconds'), buckets);
-    this.e2e = histogram(registry, def('gen_ai_server_request_duration_seconds'), buckets);
-    this.chunk = histogram(registry, def('infermeter_inter_chunk_latency_seconds'), buckets);
-    this.tokenUsage = histogram(registry, def('gen_ai_client_token_usage'), buckets);
-    this.requests = counter(registry, def('infermeter_requests_total'));
-    this.tokens = counter(registry, def('infermeter_tokens_total'));
+    this.tenants = new TenantLabels(settings);
+    // Label names are fixed per metric for the life of the registry: decided here, once.
+    const tc = (this.tenantCounters = settings.tenantFrom !== 'none');
+    const th = (this.tenantHistograms = tc && settings.tenantHistograms);
+    this.ttft = histogram(registry, def('gen_ai_server_time_to_first_token_seconds'), buckets, th);
+    this.ttfo = histogram(registry, def('infermeter_time_to_first_output_seconds'), buckets, th);
+    this.tpot = histogram(registry, def('gen_ai_server_time_per_output_token_seconds'), buckets, th);
+    this.e2e = histogram(registry, def('gen_ai_server_request_duration_seconds'), buckets, th);
+    this.chunk = histogram(registry, def('infermeter_inter_chunk_latency_seconds'), buckets, th);
+    this.tokenUsage = histogram(registry, def('gen_ai_client_token_usage'), buckets, th);
+    this.breakdown = new BreakdownHistograms(registry, buckets, settings, th);
+    this.requests = counter(registry, def('infermeter_requests_total'), tc);
+    this.tokens = counter(registry, def('infermeter_tokens_total'), tc);
     this.tokenSource = counter(registry, def('infermeter_output_token_source_total'));
     this.meteringFailures = counter(registry, def('infermeter_metering_failures_total'));
     this.inFlight = gauge(registry, def('infermeter_requests_in_flight'));
-    this.slo = counter(registry, def('infermeter_slo_requests_total'));
-    this.goodput = counter(registry, def('infermeter_goodput_requests_total'));
-    this.judged = counter(registry, def('infermeter_slo_judged_requests_total'));
+    this.slo = counter(registry, def('infermeter_slo_requests_total'), tc);
+    this.goodput = counter(registry, def('infermeter_goodput_requests_total'), tc);
+    this.judged = counter(registry, def('infermeter_slo_judged_requests_total'), tc);
     this.thresholdGauge = gauge(registry, def('infermeter_slo_threshold_seconds'));
     this.publishThresholds();
   }
@@ -117,11 +140,21 @@ export class RequestMetrics {
   private readonly thresholdGauge: Gauge;
 
   private publishThresholds(): void {
-    this.thresholdGauge.reset();
-    for (const model of ['default', ...Object.keys(this.slos.models)]) {
-      const t = thresholdsFor(this.slos, model === 'default' ? '' : model);
-      for (const name of SLO_NAMES) if (t[name] !== undefined) this.thresholdGauge.set({ gen_ai_request_model: model, slo: name }, t[name]);
+    const slos = this.slos;
+    const thresholdGauge = this.thresholdGauge;
+    thresholdGauge.reset();
+    for (const model of ['default', ...Object.keys(slos.models)]) {
+      const t = thresholdsFor(slos, model === 'default' ? '' : model);
+      for (const name of SLO_NAMES) if (t[name] !== undefined) thresholdGauge.set({ gen_ai_request_model: model, slo: name }, t[name]);
     }
+    for (const c of slos.promptClasses) {
+      for (const s of sloSeries(slos)) if (s.promptTokensLe === c.promptTokensLe) thresholdGauge.set({ gen_ai_request_model: 'default', slo: s.label }, c.thresholds[s.slo]!);
+    }
+  }
+
+  /** The SLO series' labels: model, and the tenant when tenants are on. */
+  private sloLabels(model: string, tenant: string): Record<string, string> {
+    return this.tenantCounters ? { gen_ai_request_model: model, tenant } : { gen_ai_request_model: model };
   }
 
   /**
@@ -142,16 +175,18 @@ export class RequestMetrics {
    * born at its first increment hides that increment from rate(), so the first bad request
    * after a quiet period would never reach an alert.
    */
-  private seedSloSeries(model: string): void {
-    if (this.seeded.has(model)) return;
-    this.seeded.add(model);
+  private seedSloSeries(model: string, tenant: string): void {
+    const key = model + '\u0000' + tenant;
+    if (this.seeded.has(key)) return;
+    this.seeded.add(key);
     const t = thresholdsFor(this.slos, model);
-    for (const slo of SLO_NAMES) {
-      if (t[slo] === undefined) continue;
-      for (const result of ['good', 'bad']) this.slo.inc({ gen_ai_request_model: model, slo, result }, 0);
+    const labels = this.sloLabels(model, tenant);
+    for (const s of sloSeries(this.slos)) {
+      if (s.promptTokensLe === null && t[s.slo] === undefined) continue;
+      for (const result of ['good', 'bad']) this.slo.inc({ ...labels, slo: s.label, result }, 0);
     }
-    this.goodput.inc({ gen_ai_request_model: model }, 0);
-    this.judged.inc({ gen_ai_request_model: model }, 0);
+    this.goodput.inc(labels, 0);
+    this.judged.inc(labels, 0);
   }
 
   /**
@@ -170,15 +205,19 @@ export class RequestMetrics {
     for (const r of batch.records) this.record(r);
   }
 
-  private bind(operation: string, model: string): Bound {
+  private bind(operation: string, model: string, tenant: string): Bound {
     let byModel = this.bound.get(operation);
     if (!byModel) this.bound.set(operation, (byModel = new Map()));
-    let b = byModel.get(model);
+    const key = this.tenantCounters ? model + '\u0000' + tenant : model;
+    let b = byModel.get(key);
     if (!b) {
-      const labels = { gen_ai_operation_name: operation, gen_ai_provider_name: this.provider, gen_ai_request_model: model };
+      const request = { gen_ai_operation_name: operation, gen_ai_provider_name: this.provider, gen_ai_request_model: model };
+      const counterLabels = this.tenantCounters ? { ...request, [TENANT_LABEL]: tenant } : request;
+      const labels = this.tenantHistograms ? counterLabels : request;
       const series = (name: Def['name']) => this.natives.series(name, labels);
       b = {
         labels,
+        counterLabels,
         latency: {},
         native: {
           ttft: series('gen_ai_server_time_to_first_token_seconds'),
@@ -188,7 +227,7 @@ export class RequestMetrics {
           chunk: series('infermeter_inter_chunk_latency_seconds'),
         },
       };
-      byModel.set(model, b);
+      byModel.set(key, b);
     }
     return b;
   }
@@ -200,10 +239,12 @@ export class RequestMetrics {
     b.native[key].observe(value, exemplar, at);
   }
 
+  /** One finished request (its inFlightAtFirstToken machine-wide: MetricsSide.ingestWire). */
   record(r: RequestRecord): void {
     const model = this.modelLabel(r.model);
-    const bound = this.bind(r.operation, model);
-    const labels = bound.labels;
+    const tenant = this.tenantCounters ? this.tenants.label(r.tenant) : '';
+    const bound = this.bind(r.operation, model, tenant);
+    const labels = bound.counterLabels;
     this.requests.inc({ ...labels, route: r.route, outcome: r.outcome });
     if (r.meteringFailure) this.meteringFailures.inc({ reason: r.meteringFailure });
     if (!GENERATION_OPERATIONS.has(r.operation)) return;
@@ -219,14 +260,19 @@ export class RequestMetrics {
     }
     if (r.inputTokens > 0) this.tokens.inc({ ...labels, gen_ai_token_type: 'input' }, r.inputTokens);
     if (r.outputTokens > 0) this.tokens.inc({ ...labels, gen_ai_token_type: 'output' }, r.outputTokens);
+    if (r.cachedInputTokens > 0) this.tokens.inc({ ...labels, gen_ai_token_type: 'cached_input' }, r.cachedInputTokens);
+    if (r.reasoningTokens > 0) this.tokens.inc({ ...labels, gen_ai_token_type: 'reasoning' }, r.reasoningTokens);
     if (r.outcome !== 'rejected' && r.outcome !== 'worker_lost') this.tokenSource.inc({ source: r.tokenSource });
 
     const verdicts = judge(this.slos, model, r);
-    if (r.outcome === 'ok' && !r.meteringFailure) {
+    const timed = r.outcome === 'ok' && !r.meteringFailure;
+    this.breakdown.record(r, bound.labels, r.inFlightAtFirstToken, timed);
+    if (timed) {
       const exemplar = this.exemplarOf(r, verdicts);
       const at = exemplar === null ? 0 : (r.startedAt + r.e2e * 1000) / 1000;
-      if (r.inputTokens > 0) this.tokenUsage.observe({ ...labels, gen_ai_token_type: 'input' }, r.inputTokens);
-      if (r.outputTokens > 0) this.tokenUsage.observe({ ...labels, gen_ai_token_type: 'output' }, r.outputTokens);
+      const hl = bound.labels;
+      if (r.inputTokens > 0) this.tokenUsage.observe({ ...hl, gen_ai_token_type: 'input' }, r.inputTokens);
+      if (r.outputTokens > 0) this.tokenUsage.observe({ ...hl, gen_ai_token_type: 'output' }, r.outputTokens);
       // One measurement, two histograms: the classic buckets and the native ones.
       if (r.e2e >= 0) this.observe(bound, 'e2e', r.e2e, exemplar, at);
       if (r.ttft >= 0) this.observe(bound, 'ttft', r.ttft, exemplar, at);
@@ -236,13 +282,14 @@ export class RequestMetrics {
     }
 
     if (!verdicts) return;
-    this.seedSloSeries(model);
+    this.seedSloSeries(model, tenant);
+    const sl = this.sloLabels(model, tenant);
     let allGood = true;
     for (const v of verdicts) {
-      this.slo.inc({ gen_ai_request_model: model, slo: v.slo, result: v.good ? 'good' : 'bad' });
+      this.slo.inc({ ...sl, slo: v.slo, result: v.good ? 'good' : 'bad' });
       allGood &&= v.good;
     }
-    this.judged.inc({ gen_ai_request_model: model });
-    if (allGood) this.goodput.inc({ gen_ai_request_model: model });
+    this.judged.inc(sl);
+    if (allGood) this.goodput.inc(sl);
   }
 }

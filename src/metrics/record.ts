@@ -56,9 +56,10 @@ export interface RequestRecord {
   /** True when inputTokens came from the upstream's usage; false means unknown (inputTokens is 0). */
   inputTokensKnown: boolean;
   /**
-   * Generation requests in flight on this proxy loop when this one arrived (itself included), and
-   * when its first token arrived (-1: no token). Per loop: under --workers the metrics side adds
-   * the other loops' last reported counts for the machine-wide figure.
+   * Requests in flight on this proxy loop when this one arrived (itself included; every route),
+   * and generation requests (chat, completions) in flight when its first token arrived (-1: no token). Per loop as encoded: under --workers the metrics
+   * side (MetricsSide.ingestWire) adds the other loops' last reported counts to the decoded
+   * record's inFlightAtFirstToken, so from there on it is the machine-wide figure.
    */
   inFlightAtStart: number;
   inFlightAtFirstToken: number;
@@ -107,6 +108,8 @@ export interface WireBatch {
   source: number;
   records: ArrayBuffer | null;
   inFlight: number;
+  /** Of inFlight, the generation requests (chat, completions): the other loops' part of in_flight_le. */
+  generationInFlight: number;
   startedByRoute: number[];
 }
 

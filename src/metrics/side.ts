@@ -17,6 +17,7 @@ import { RequestMetrics, exemplarPolicyFrom, nativeOptionsFrom } from './prometh
 import { startOtlp, type OtlpHook } from './otlp-start.js';
 import { UNMEASURED, type RecordBatch, type RequestRecord, type WireBatch } from './record.js';
 import { decodeRecords } from './record-codec.js';
+import { InFlightHistory } from './in-flight-history.js';
 import { ROUTE_LABELS, routeByLabel, routeLabelIndex } from '../proxy/routes.js';
 import { ProxyLoopMetrics } from '../collectors/host/proxy-loop.js';
 import { chooseExposition } from './negotiate.js';
@@ -66,7 +67,7 @@ export class MetricsSide {
       allowlist: config.models, upstream: config.upstream, refreshSeconds: config.modelsRefresh, log,
       dispatcher: this.upstreamAgent, answered: () => this.health.upstreamAnswered(),
     });
-    this.requests = new RequestMetrics(this.registry, config.buckets, config.engine, config.slos, (m) => this.models.label(m), nativeOptionsFrom(config), exemplarPolicyFrom(config));
+    this.requests = new RequestMetrics(this.registry, config.buckets, config.engine, config.slos, (m) => this.models.label(m), nativeOptionsFrom(config), exemplarPolicyFrom(config), config);
     this.collectors = new CollectorRunner(this.registry, config, log);
     this.proxyLoop = new ProxyLoopMetrics(this.registry);
     this.otlp = startOtlp(config, log, (m) => this.models.label(m));
@@ -109,7 +110,7 @@ export class MetricsSide {
   }
 
   /** Per proxy loop (source): its requests in flight, and starts and finishes per route. */
-  private readonly sources = new Map<number, { inFlight: number; started: number[]; finished: number[] }>();
+  private readonly sources = new Map<number, { inFlight: number; started: number[]; finished: number[]; history: InFlightHistory }>();
 
   /** Records that came before the upstream's first model list (labelled once it is in). */
   private early: RequestRecord[][] | null = [];
@@ -135,9 +136,10 @@ export class MetricsSide {
   /** One proxy loop's batch: every source's in-flight count adds up to the machine's. */
   ingestWire(batch: WireBatch): void {
     let src = this.sources.get(batch.source);
-    if (!src) this.sources.set(batch.source, (src = { inFlight: 0, started: [], finished: new Array<number>(ROUTE_LABELS.length).fill(0) }));
+    if (!src) this.sources.set(batch.source, (src = { inFlight: 0, started: [], finished: new Array<number>(ROUTE_LABELS.length).fill(0), history: new InFlightHistory() }));
     this.health.beat(batch.source);
     src.inFlight = batch.inFlight;
+    src.history.note(Date.now(), batch.generationInFlight ?? 0);
     src.started = batch.startedByRoute;
     let records: RequestRecord[] = [];
     if (batch.records) {
@@ -151,7 +153,22 @@ export class MetricsSide {
       src.finished[routeLabelIndex(r.route)]!++;
       if (r.outcome === 'ok' || r.outcome === 'stream_error') this.health.upstreamAnswered();
     }
+    if (this.sources.size > 1) this.addOtherLoops(src, records);
     this.ingest({ records, inFlight: this.inFlightTotal() });
+  }
+
+  /**
+   * The machine's count at a record's first token: its own loop's then, plus every other loop's
+   * as that loop had last reported it by then (a loop reports within 20 ms of a change, so that
+   * part is up to one batch interval and the IPC hop stale). Records without a TTFT (failed
+   * streams) take the other loops' latest counts.
+   */
+  private addOtherLoops(own: { history: InFlightHistory }, records: RequestRecord[]): void {
+    for (const r of records) {
+      if (r.inFlightAtFirstToken < 0) continue;
+      const at = r.ttft >= 0 ? r.startedAt + r.ttft * 1000 : -1;
+      for (const s of this.sources.values()) if (s !== own) r.inFlightAtFirstToken += at < 0 ? s.history.latest : s.history.at(at);
+    }
   }
 
   /**

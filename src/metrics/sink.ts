@@ -12,7 +12,10 @@ import { RecordEncoder } from './record-codec.js';
 import type { FromWorker, ToWorker } from './worker.js';
 import type { ReloadResult } from './side.js';
 import { monitorProxyLoop, type ProxyLoopMonitor, type ProxyLoopSample } from '../collectors/host/proxy-loop.js';
-import { ROUTE_LABELS, routeLabelIndex } from '../proxy/routes.js';
+import { ROUTE_LABELS, routeByLabel, routeLabelIndex } from '../proxy/routes.js';
+
+/** By route index: whether the route is a metered generation route (chat, completions). */
+const GENERATION = ROUTE_LABELS.map((label) => routeByLabel(label).metered);
 
 export const LOOP_SAMPLE_MS = 5000;
 /**
@@ -31,6 +34,8 @@ export interface RecordSink {
   started(route: string): number;
   /** This loop's requests in flight now. */
   readonly inFlight: number;
+  /** Of those, the generation requests (chat, completions): what in_flight_le bands. */
+  readonly generationInFlight: number;
   finished(record: RequestRecord): void;
 }
 
@@ -39,6 +44,7 @@ export class BatchingSink implements RecordSink {
   private readonly encoder = new RecordEncoder();
   private readonly startedByRoute = new Array<number>(ROUTE_LABELS.length).fill(0);
   private live = 0;
+  private generation = 0;
   private timer: NodeJS.Timeout | null = null;
   private readonly loop: ProxyLoopMonitor;
   private readonly loopTimer: NodeJS.Timeout;
@@ -63,14 +69,21 @@ export class BatchingSink implements RecordSink {
     return this.live;
   }
 
+  get generationInFlight(): number {
+    return this.generation;
+  }
+
   started(route: string): number {
-    this.startedByRoute[routeLabelIndex(route)]!++;
+    const i = routeLabelIndex(route);
+    this.startedByRoute[i]!++;
+    if (GENERATION[i]) this.generation++;
     this.schedule();
     return ++this.live;
   }
 
   finished(record: RequestRecord): void {
     this.live--;
+    if (GENERATION[routeLabelIndex(record.route)]) this.generation--;
     this.encoder.add(record);
     this.schedule();
   }
@@ -91,7 +104,7 @@ export class BatchingSink implements RecordSink {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.lastFlush = performance.now();
-    this.deliver({ source: this.source, records: this.encoder.take(), inFlight: this.live, startedByRoute: [...this.startedByRoute] });
+    this.deliver({ source: this.source, records: this.encoder.take(), inFlight: this.live, generationInFlight: this.generation, startedByRoute: [...this.startedByRoute] });
   }
 
   stop(): void {

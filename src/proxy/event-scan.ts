@@ -10,7 +10,11 @@
  *
  * The scanner is a strict JSON tokenizer that tracks only the paths metering reads:
  * `choices[].delta|message.{content,reasoning,reasoning_content,tool_calls,function_call}`,
- * `choices[].text`, `usage.{prompt_tokens,completion_tokens}` and `error`.
+ * `choices[].text`, `usage.{prompt_tokens,completion_tokens}`,
+ * `usage.prompt_tokens_details.cached_tokens`, `usage.completion_tokens_details.reasoning_tokens`
+ * and `error`. The two detail paths matter for speed: vLLM's `continuous_usage_stats` puts usage
+ * (with `prompt_tokens_details` under `--enable-prompt-tokens-details`) in every chunk, so a
+ * usage shape the scan did not know would send every event of such a stream to JSON.parse.
  */
 import type { EventFacts } from './events.js';
 
@@ -71,6 +75,8 @@ export function scanEvent(buf: Buffer, start: number, end: number, facts: EventF
   fx.visible = false;
   fx.promptTokens = -1;
   fx.completionTokens = -1;
+  fx.cachedTokens = -1;
+  fx.reasoningTokens = -1;
   fx.error = false;
   fx.usageOnly = false;
   decisive = 0;
@@ -107,7 +113,9 @@ const ROOT = 0;
 const USAGE = 1;
 const CHOICE = 2;
 const PART = 3;
-type Ctx = typeof ROOT | typeof USAGE | typeof CHOICE | typeof PART;
+const PROMPT_DETAILS = 4;
+const COMPLETION_DETAILS = 5;
+type Ctx = typeof ROOT | typeof USAGE | typeof CHOICE | typeof PART | typeof PROMPT_DETAILS | typeof COMPLETION_DETAILS;
 
 /** One member's value, by the object it is in (a switch keeps every call site monomorphic). */
 function member(ctx: Ctx, ks: number, ke: number): boolean {
@@ -118,6 +126,10 @@ function member(ctx: Ctx, ks: number, ke: number): boolean {
       return usageMember(ks, ke);
     case CHOICE:
       return choiceMember(ks, ke);
+    case PROMPT_DETAILS:
+      return detailMember(ks, ke, K_CACHED_TOKENS, 0);
+    case COMPLETION_DETAILS:
+      return detailMember(ks, ke, K_REASONING_TOKENS, 1);
     default:
       return partMember(ks, ke);
   }
@@ -194,6 +206,10 @@ const K_TOOL_CALLS = Buffer.from('tool_calls');
 const K_FUNCTION_CALL = Buffer.from('function_call');
 const K_PROMPT_TOKENS = Buffer.from('prompt_tokens');
 const K_COMPLETION_TOKENS = Buffer.from('completion_tokens');
+const K_PROMPT_DETAILS = Buffer.from('prompt_tokens_details');
+const K_COMPLETION_DETAILS = Buffer.from('completion_tokens_details');
+const K_CACHED_TOKENS = Buffer.from('cached_tokens');
+const K_REASONING_TOKENS = Buffer.from('reasoning_tokens');
 
 // Per-object "seen" bits, so a duplicate key metering reads gives up (JSON.parse keeps the last).
 let rootSeen = 0;
@@ -247,7 +263,29 @@ function usageMember(ks: number, ke: number): boolean {
     fx.completionTokens = lastInt;
     return true;
   }
+  if (keyIs(ks, ke, K_PROMPT_DETAILS)) return details(4, PROMPT_DETAILS);
+  if (keyIs(ks, ke, K_COMPLETION_DETAILS)) return details(8, COMPLETION_DETAILS);
   return value(0) !== V.Bad;
+}
+
+/** A `*_details` object of usage, or null (what vLLM sends when the option is off). */
+function details(bit: number, ctx: Ctx): boolean {
+  if (usageSeen & bit) return false;
+  usageSeen |= bit;
+  if (b[p] !== LBRACE) return value(0) === V.Null;
+  detailSeen = 0;
+  return members(ctx);
+}
+
+let detailSeen = 0;
+/** One member of a details object: `key` (an integer) is read into the facts, `which` 0 cached, 1 reasoning. */
+function detailMember(ks: number, ke: number, key: Buffer, which: 0 | 1): boolean {
+  if (!keyIs(ks, ke, key)) return value(0) !== V.Bad;
+  if (detailSeen !== 0 || !plainInt()) return false;
+  detailSeen = 1;
+  if (which === 0) fx.cachedTokens = lastInt;
+  else fx.reasoningTokens = lastInt;
+  return true;
 }
 
 function choices(): boolean {

@@ -11,6 +11,9 @@ export interface EventFacts {
   /** usage.prompt_tokens / completion_tokens when present (-1 when absent). */
   promptTokens: number;
   completionTokens: number;
+  /** usage.prompt_tokens_details.cached_tokens / usage.completion_tokens_details.reasoning_tokens (-1 when absent). */
+  cachedTokens: number;
+  reasoningTokens: number;
   /** An `{"error": ...}` event. */
   error: boolean;
   /** A usage-only chunk (`choices: []` plus usage): what include_usage adds at the end. */
@@ -25,8 +28,15 @@ function nonEmpty(v: unknown): boolean {
   return false;
 }
 
+/** A number inside one of usage's `*_details` objects (vLLM sends `null` when the option is off), -1 when absent. */
+function detail(details: unknown, key: string): number {
+  if (!details || typeof details !== 'object') return -1;
+  const v = (details as Obj)[key];
+  return typeof v === 'number' ? v : -1;
+}
+
 export function eventFacts(doc: unknown): EventFacts {
-  const facts: EventFacts = { token: false, visible: false, promptTokens: -1, completionTokens: -1, error: false, usageOnly: false };
+  const facts: EventFacts = { token: false, visible: false, promptTokens: -1, completionTokens: -1, cachedTokens: -1, reasoningTokens: -1, error: false, usageOnly: false };
   if (doc === null || typeof doc !== 'object') return facts;
   const o = doc as Obj;
   if (o['error'] !== undefined && o['error'] !== null) facts.error = true;
@@ -47,6 +57,8 @@ export function eventFacts(doc: unknown): EventFacts {
   if (usage && typeof usage === 'object') {
     if (typeof usage['prompt_tokens'] === 'number') facts.promptTokens = usage['prompt_tokens'];
     if (typeof usage['completion_tokens'] === 'number') facts.completionTokens = usage['completion_tokens'];
+    facts.cachedTokens = detail(usage['prompt_tokens_details'], 'cached_tokens');
+    facts.reasoningTokens = detail(usage['completion_tokens_details'], 'reasoning_tokens');
     if (Array.isArray(choices) && choices.length === 0) facts.usageOnly = true;
   }
   return facts;

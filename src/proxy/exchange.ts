@@ -13,6 +13,7 @@ import { readGenerationRequest } from './body.js';
 import { clientResponseHeaders, headerValue, upstreamRequestHeaders } from './headers.js';
 import { RequestMeter } from './meter.js';
 import type { RouteInfo } from './routes.js';
+import type { TenantReader } from './tenant.js';
 import { SseFramer } from './sse.js';
 import { TracePropagator } from '../trace/context.js';
 
@@ -26,6 +27,8 @@ export interface ProxyContext {
   log: Logger;
   /** null when tracing is off: the client's traceparent then passes through untouched. */
   trace: TracePropagator | null;
+  /** The request's tenant (tenant.ts), decided at startup. */
+  tenant: TenantReader;
 }
 
 /** Socket errors on a reused keep-alive connection that closed under us (llama-server does this). */
@@ -296,6 +299,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
         outcome,
         end,
         errorType,
+        tenant: this.ctx.tenant(this.req.headers),
       }),
     );
   }

@@ -12,14 +12,15 @@ const DONE = Buffer.from('[DONE]');
 /** A stream whose token events keep differing from the template beyond their token stops making new ones. */
 const MAX_TEMPLATE_MISSES = 4;
 /** Filled by the byte-level scan; reused, since one event is metered at a time. */
-const SCANNED: EventFacts = { token: false, visible: false, promptTokens: -1, completionTokens: -1, error: false, usageOnly: false };
+const SCANNED: EventFacts = { token: false, visible: false, promptTokens: -1, completionTokens: -1, cachedTokens: -1, reasoningTokens: -1, error: false, usageOnly: false };
 /** A non-streamed JSON body larger than this is relayed but not parsed for usage. */
 const MAX_JSON_BODY = 8 * 1024 * 1024;
 
 export interface InFlightCount {
-  readonly inFlight: number;
+  /** Generation requests in flight on this loop (the sink). */
+  readonly generationInFlight: number;
 }
-const NO_LOOP: InFlightCount = { inFlight: 0 };
+const NO_LOOP: InFlightCount = { generationInFlight: 0 };
 
 export class RequestMeter {
   firstToken = -1;
@@ -28,6 +29,8 @@ export class RequestMeter {
   tokenChunks = 0;
   promptTokens = -1;
   completionTokens = -1;
+  cachedTokens = -1;
+  reasoningTokens = -1;
   sawErrorEvent = false;
   failure: MeteringFailure | null = null;
   private gaps: Float32Array | null = null;
@@ -124,9 +127,7 @@ export class RequestMeter {
       this.templateEnd = lastScan.valueEnd - start;
       this.templateVisible = f.visible;
     }
-    if (f.promptTokens >= 0) this.promptTokens = f.promptTokens;
-    if (f.completionTokens >= 0) this.completionTokens = f.completionTokens;
-    if (f.error) this.sawErrorEvent = true;
+    this.noteUsage(f);
     if (f.token) this.onTokenChunk(f.visible);
     return f.usageOnly && this.stripUsage ? DROP : KEEP;
   };
@@ -140,7 +141,7 @@ export class RequestMeter {
     this.tokenChunks++;
     if (this.firstToken < 0) {
       this.firstToken = now;
-      this.inFlightAtFirstToken = this.loop.inFlight;
+      this.inFlightAtFirstToken = this.loop.generationInFlight;
     } else this.pushGap((now - this.lastToken) / 1000);
     if (visible && this.firstOutput < 0) this.firstOutput = now;
     this.lastToken = now;
@@ -181,14 +182,20 @@ export class RequestMeter {
     } finally {
       this.jsonParts = null;
     }
-    const f = eventFacts(doc);
+    this.noteUsage(eventFacts(doc));
     if (this.readsResponse) this.responseModel = responseFactsOf(doc, this.finishReasons);
+  }
+
+  /** The last usage wins: a stream with continuous usage reports running totals. */
+  private noteUsage(f: EventFacts): void {
     if (f.promptTokens >= 0) this.promptTokens = f.promptTokens;
     if (f.completionTokens >= 0) this.completionTokens = f.completionTokens;
+    if (f.cachedTokens >= 0) this.cachedTokens = f.cachedTokens;
+    if (f.reasoningTokens >= 0) this.reasoningTokens = f.reasoningTokens;
     if (f.error) this.sawErrorEvent = true;
   }
 
-  toRecord(base: { route: string; operation: string; model: string; status: number; streamed: boolean; outcome: Outcome; end: number; errorType: string | null }): RequestRecord {
+  toRecord(base: { route: string; operation: string; model: string; status: number; streamed: boolean; outcome: Outcome; end: number; errorType: string | null; tenant: string | null }): RequestRecord {
     const ok = base.outcome === 'ok';
     let tokenSource: TokenSource = 'none';
     let outputTokens = 0;
@@ -221,9 +228,9 @@ export class RequestMeter {
       inputTokensKnown: this.promptTokens >= 0,
       inFlightAtStart: this.inFlightAtStart,
       inFlightAtFirstToken: this.inFlightAtFirstToken,
-      cachedInputTokens: -1,
-      reasoningTokens: -1,
-      tenant: null,
+      cachedInputTokens: this.cachedTokens,
+      reasoningTokens: this.reasoningTokens,
+      tenant: base.tenant,
       traceId: this.traceId,
       spanId: this.spanId,
       parentSpanId: this.parentSpanId,

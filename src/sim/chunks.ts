@@ -9,10 +9,26 @@ export type Kind = 'content' | 'reasoning' | 'tool';
 export interface Usage {
   prompt: number;
   completion: number;
+  /** prompt_tokens_details.cached_tokens (vLLM --enable-prompt-tokens-details); null: not reported. */
+  cached?: number | null;
+  /** completion_tokens_details.reasoning_tokens (OpenAI's shape); null: not reported. */
+  reasoning?: number | null;
 }
 
 export function usageJson(u: Usage): string {
-  return `{"prompt_tokens":${u.prompt},"total_tokens":${u.prompt + u.completion},"completion_tokens":${u.completion}}`;
+  const cached = u.cached == null ? '' : `,"prompt_tokens_details":{"cached_tokens":${u.cached}}`;
+  const reasoning = u.reasoning == null ? '' : `,"completion_tokens_details":{"reasoning_tokens":${u.reasoning}}`;
+  return `{"prompt_tokens":${u.prompt},"total_tokens":${u.prompt + u.completion},"completion_tokens":${u.completion}${cached}${reasoning}}`;
+}
+
+/** The usage object of a non-streamed body: vLLM sends prompt_tokens_details null when the option is off. */
+function usageObject(u: Usage): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    prompt_tokens: u.prompt, total_tokens: u.prompt + u.completion, completion_tokens: u.completion,
+    prompt_tokens_details: u.cached == null ? null : { cached_tokens: u.cached },
+  };
+  if (u.reasoning != null) out['completion_tokens_details'] = { reasoning_tokens: u.reasoning };
+  return out;
 }
 
 export interface StreamFormat {
@@ -91,7 +107,7 @@ export function chatCompletionBody(who: StreamIdentity, out: Collected, finish: 
   return JSON.stringify({
     id: who.id, object: 'chat.completion', created: who.created, model: who.model,
     choices: [{ index: 0, message, logprobs: null, finish_reason: finish, stop_reason: null }],
-    usage: { prompt_tokens: usage.prompt, total_tokens: usage.prompt + usage.completion, completion_tokens: usage.completion, prompt_tokens_details: null },
+    usage: usageObject(usage),
     prompt_logprobs: null, kv_transfer_params: null,
   });
 }
@@ -100,7 +116,7 @@ export function completionBody(who: StreamIdentity, out: Collected, finish: stri
   return JSON.stringify({
     id: who.id, object: 'text_completion', created: who.created, model: who.model,
     choices: [{ index: 0, text: out.content, logprobs: null, finish_reason: finish, stop_reason: null, prompt_logprobs: null }],
-    usage: { prompt_tokens: usage.prompt, total_tokens: usage.prompt + usage.completion, completion_tokens: usage.completion, prompt_tokens_details: null },
+    usage: usageObject(usage),
     kv_transfer_params: null,
   });
 }

@@ -54,6 +54,8 @@ export class Sequence {
   scheduledAt = 0;
   firstTokenAt = -1;
   lastTokenAt = 0;
+  /** Prompt tokens served from the prefix cache at admission (usage.prompt_tokens_details.cached_tokens). */
+  cachedTokens = 0;
   constructor(readonly spec: SeqSpec, readonly arrival: number) {}
 }
 
@@ -213,6 +215,7 @@ export class Engine {
     seq.shared = seq.spec.hashes.slice(0, hit);
     seq.ownBlocks = fresh;
     seq.prefillLeft = context - hit * bs;
+    seq.cachedTokens = hit * bs;
     seq.state = RUNNING;
     this.counts.prefixQueriedTokens += context;
     this.counts.prefixHitTokens += hit * bs;

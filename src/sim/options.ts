@@ -36,6 +36,10 @@ export interface SimOptions {
   midstreamErrorRate: number;
   dropRate: number;
   metricsFormat: (typeof METRICS_FORMATS)[number];
+  /** usage.prompt_tokens_details.cached_tokens, as vLLM's --enable-prompt-tokens-details reports it. */
+  promptTokensDetails: boolean;
+  /** usage.completion_tokens_details.reasoning_tokens, in OpenAI's shape. */
+  reasoningTokensDetails: boolean;
   version: string;
 }
 
@@ -69,6 +73,8 @@ export const SIM_OPTIONS: readonly OptionSpec[] = [
   { key: 'midstreamErrorRate', flag: '--midstream-error-rate <p>', help: 'fraction of streams that end with an {"error":...} event', default: '0', parse: probability },
   { key: 'dropRate', flag: '--drop-rate <p>', help: 'fraction of streams whose connection is dropped mid-stream', default: '0', parse: probability },
   { key: 'metricsFormat', flag: '--metrics-format <format>', help: 'v1: metric names of vLLM V1 (engine label); v0: the older names', default: 'v1', parse: oneOf(METRICS_FORMATS) },
+  { key: 'promptTokensDetails', flag: '--enable-prompt-tokens-details <bool>', help: 'report usage.prompt_tokens_details.cached_tokens (the prompt tokens the prefix cache served), as vLLM does with this flag', default: 'false', parse: parseBool },
+  { key: 'reasoningTokensDetails', flag: '--reasoning-tokens-details <bool>', help: 'report usage.completion_tokens_details.reasoning_tokens (the reasoning tokens of the reply), in OpenAI\'s shape', default: 'false', parse: parseBool },
   { key: 'version', flag: '--vllm-version <version>', help: 'version reported at /version', default: '0.10.1', parse: (v) => v },
 ];
 

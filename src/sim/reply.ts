@@ -5,7 +5,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import {
-  DONE_EVENT, streamErrorEvent, usageJson, type Collected, type Kind, type StreamFormat,
+  DONE_EVENT, streamErrorEvent, usageJson, type Collected, type Kind, type StreamFormat, type Usage,
 } from './chunks.js';
 import type { SeqSink } from './engine.js';
 import { nextToken, TOKENS } from './text.js';
@@ -37,6 +37,25 @@ function pieces(script: Script, from: number, count: number): { kind: Kind; text
   return { kind, text };
 }
 
+/** Which usage the stream carries, and which details (the simulator's --prompt-tokens-details, --reasoning-tokens-details). */
+export interface UsageOptions {
+  final: boolean;
+  continuous: boolean;
+  /** The sequence's prompt tokens served from the prefix cache (read when usage is written), or null: not reported. */
+  cached: (() => number) | null;
+  reasoningDetails: boolean;
+}
+
+/** Usage after `completion` tokens, with the details the options ask for. */
+export function usageWithDetails(opts: Pick<UsageOptions, 'cached' | 'reasoningDetails'>, script: Script, prompt: number, completion: number): Usage {
+  return {
+    prompt,
+    completion,
+    cached: opts.cached ? opts.cached() : null,
+    reasoning: opts.reasoningDetails ? Math.min(completion, script.tool ? 0 : script.reasoningTokens) : null,
+  };
+}
+
 export type Fault = { at: number; kind: 'error' | 'drop' } | null;
 
 export class StreamReply implements SeqSink {
@@ -48,7 +67,7 @@ export class StreamReply implements SeqSink {
     private readonly format: StreamFormat,
     private readonly script: Script,
     private readonly promptTokens: number,
-    private readonly usage: { final: boolean; continuous: boolean },
+    private readonly usage: UsageOptions,
     private readonly fault: Fault,
     /** Ends the sequence in the engine when the stream is cut short. */
     private readonly stop: () => void,
@@ -58,8 +77,8 @@ export class StreamReply implements SeqSink {
     if (this.stopped) return;
     const from = this.sent;
     this.sent += count;
-    const u = this.usage.continuous ? usageJson({ prompt: this.promptTokens, completion: this.sent }) : null;
-    let out = from === 0 ? this.format.role(this.usage.continuous ? usageJson({ prompt: this.promptTokens, completion: 0 }) : null) : '';
+    const u = this.usage.continuous ? usageJson(this.usageAt(this.sent)) : null;
+    let out = from === 0 ? this.format.role(this.usage.continuous ? usageJson(this.usageAt(0)) : null) : '';
     if (this.script.tool && from === 0) {
       out += this.format.toolHead(u);
     } else {
@@ -68,10 +87,14 @@ export class StreamReply implements SeqSink {
     }
     if (this.fault && this.sent >= this.fault.at && !last) return this.cut(out, this.fault.kind);
     if (last) {
-      if (this.usage.final) out += this.format.usageOnly(usageJson({ prompt: this.promptTokens, completion: this.sent }));
+      if (this.usage.final) out += this.format.usageOnly(usageJson(this.usageAt(this.sent)));
       this.res.end(out + DONE_EVENT);
       this.stopped = true;
     } else this.res.write(out);
+  }
+
+  private usageAt(completion: number): Usage {
+    return usageWithDetails(this.usage, this.script, this.promptTokens, completion);
   }
 
   private cut(out: string, kind: 'error' | 'drop'): void {

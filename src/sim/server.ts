@@ -8,7 +8,7 @@ import {
 } from './chunks.js';
 import type { Engine, Sequence } from './engine.js';
 import type { SimOptions } from './options.js';
-import { BodyReply, StreamReply, type Fault } from './reply.js';
+import { BodyReply, StreamReply, usageWithDetails, type Fault } from './reply.js';
 import { parseGeneration, planScript, RequestError, type Route } from './request.js';
 import { blockHashes, hexId, prng } from './text.js';
 import type { Registry } from 'prom-client';
@@ -85,6 +85,7 @@ export function createHandler(opts: SimOptions, engine: Engine, registry: Regist
     };
     let seq: Sequence | null = null;
     let ended = false;
+    const details = { cached: opts.promptTokensDetails ? () => seq?.cachedTokens ?? 0 : null, reasoningDetails: opts.reasoningTokensDetails };
     res.on('close', () => {
       if (!ended && seq) engine.abort(seq);
       ended = true;
@@ -96,7 +97,7 @@ export function createHandler(opts: SimOptions, engine: Engine, registry: Regist
       if (fault?.kind === 'error') counts.injectedMidstreamErrors++;
       if (fault?.kind === 'drop') counts.injectedDrops++;
       const format = route === 'chat' ? chatStreamFormat(who) : completionStreamFormat(who);
-      const usage = { final: gen.includeUsage, continuous: gen.continuousUsage };
+      const usage = { final: gen.includeUsage, continuous: gen.continuousUsage, ...details };
       const reply = new StreamReply(res, format, script, gen.promptTokens, usage, fault, () => {
         ended = true;
         if (seq) engine.abort(seq);
@@ -105,7 +106,7 @@ export function createHandler(opts: SimOptions, engine: Engine, registry: Regist
     } else {
       const reply = new BodyReply(script, (out, finish, completion) => {
         ended = true;
-        const usage = { prompt: gen.promptTokens, completion };
+        const usage = usageWithDetails(details, script, gen.promptTokens, completion);
         res.writeHead(200, JSON_TYPE).end(route === 'chat' ? chatCompletionBody(who, out, finish, usage) : completionBody(who, out, finish, usage));
       });
       seq = engine.add({ ...spec, sink: reply });

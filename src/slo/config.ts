@@ -10,8 +10,10 @@ import { parseDuration } from '../lib/parse.js';
 export const SLO_NAMES = ['ttft', 'ttfo', 'tpot', 'e2e'] as const;
 export type SloName = (typeof SLO_NAMES)[number];
 
-/** Which histogram each SLO's threshold becomes a boundary of. */
-export const SLO_BUCKET_SET: Record<SloName, BucketSet> = { ttft: 'ttft', ttfo: 'ttft', tpot: 'tpot', e2e: 'e2e' };
+/** Which histograms' buckets each SLO's threshold becomes a boundary of (the semconv one and its breakdown). */
+export const SLO_BUCKET_SET: Record<SloName, readonly BucketSet[]> = {
+  ttft: ['ttft', 'ttft_by_prompt'], ttfo: ['ttft', 'ttft_by_prompt'], tpot: ['tpot', 'tpot_by_concurrency'], e2e: ['e2e'],
+};
 
 export type Thresholds = Partial<Record<SloName, number>>;
 
@@ -23,6 +25,30 @@ export interface SloConfig {
   /** Seconds, per SLO name. */
   default: Thresholds;
   models: Record<string, Thresholds>;
+  /**
+   * Thresholds for a prompt class only (issue 17), ascending by bound: a request whose prompt
+   * (usage.prompt_tokens) is at most `promptTokensLe` tokens, and above the previous entry's
+   * bound, is judged against these instead of its model's, under the SLO label
+   * `<slo>_prompt_le_<bound>` (see sloLabel). Requests of unknown prompt size use the model's.
+   */
+  promptClasses: PromptClassSlo[];
+}
+
+export interface PromptClassSlo {
+  promptTokensLe: number;
+  thresholds: Thresholds;
+}
+
+/** The `slo` label value of a threshold: the SLO's name, or its name and prompt class. */
+export function sloLabel(slo: SloName, promptTokensLe: number | null): string {
+  return promptTokensLe === null ? slo : `${slo}_prompt_le_${promptTokensLe}`;
+}
+
+/** Every SLO series the config defines: the model/default ones, then each prompt class's. */
+export interface SloSeries {
+  label: string;
+  slo: SloName;
+  promptTokensLe: number | null;
 }
 
 const duration = z.union([z.string(), z.number()]).transform((v, ctx) => {
@@ -44,6 +70,14 @@ const schema = z
     window: z.string().regex(/^\d+[dhw]$/, 'expected a window such as 30d, 7d or 4w').default('30d'),
     default: thresholds.default({}),
     models: z.record(z.string().min(1), thresholds).default({}),
+    prompt_classes: z
+      .array(z.object({ prompt_tokens_le: z.number().int().positive(), ttft: duration, ttfo: duration, tpot: duration, e2e: duration }).partial({ ttft: true, ttfo: true, tpot: true, e2e: true }).strict())
+      .default([])
+      .superRefine((list, ctx) => {
+        for (let i = 1; i < list.length; i++) {
+          if (!(list[i]!.prompt_tokens_le > list[i - 1]!.prompt_tokens_le)) ctx.addIssue({ code: z.ZodIssueCode.custom, path: [i, 'prompt_tokens_le'], message: 'prompt classes must be listed by strictly ascending prompt_tokens_le' });
+        }
+      }),
   })
   .strict();
 
@@ -54,7 +88,30 @@ export function parseSloConfig(raw: unknown, where: string): SloConfig {
     const key = issue.path.length ? `.${issue.path.join('.')}` : '';
     throw new ConfigError(`${where}${key}`, issue.message);
   }
-  return r.data as SloConfig;
+  const { prompt_classes, ...rest } = r.data;
+  return {
+    ...rest,
+    promptClasses: prompt_classes.map(({ prompt_tokens_le, ...t }) => ({ promptTokensLe: prompt_tokens_le, thresholds: t as Thresholds })),
+  } as SloConfig;
+}
+
+/** The prompt class SLO entry a request of `promptTokens` (known) falls in, or null. */
+export function promptClassFor(slos: SloConfig, promptTokens: number): PromptClassSlo | null {
+  // Ascending: the first bound at or above the prompt is its class (above the previous bound).
+  for (const c of slos.promptClasses) if (promptTokens <= c.promptTokensLe) return c;
+  return null;
+}
+
+/** Every SLO series (label value) some request may be judged under. */
+export function sloSeries(slos: SloConfig): SloSeries[] {
+  const out: SloSeries[] = [];
+  for (const slo of SLO_NAMES) {
+    if ([slos.default, ...Object.values(slos.models)].some((t) => t[slo] !== undefined)) out.push({ label: slo, slo, promptTokensLe: null });
+  }
+  for (const c of slos.promptClasses) {
+    for (const slo of SLO_NAMES) if (c.thresholds[slo] !== undefined) out.push({ label: sloLabel(slo, c.promptTokensLe), slo, promptTokensLe: c.promptTokensLe });
+  }
+  return out;
 }
 
 /** The thresholds that apply to a model: its own entry over the default. */
@@ -66,12 +123,12 @@ export function thresholdsFor(slos: SloConfig, model: string): Thresholds {
 /** Every threshold that lands in one bucket set, for inserting as histogram boundaries. */
 export function thresholdsInBucketSet(slos: SloConfig, set: BucketSet): number[] {
   const out: number[] = [];
-  for (const t of [slos.default, ...Object.values(slos.models)]) {
-    for (const name of SLO_NAMES) if (SLO_BUCKET_SET[name] === set && t[name] !== undefined) out.push(t[name]);
+  for (const t of [slos.default, ...Object.values(slos.models), ...slos.promptClasses.map((c) => c.thresholds)]) {
+    for (const name of SLO_NAMES) if (SLO_BUCKET_SET[name].includes(set) && t[name] !== undefined) out.push(t[name]);
   }
   return out;
 }
 
 export function hasSlos(slos: SloConfig): boolean {
-  return Object.keys(slos.default).length > 0 || Object.keys(slos.models).length > 0;
+  return Object.keys(slos.default).length > 0 || Object.keys(slos.models).length > 0 || slos.promptClasses.length > 0;
 }

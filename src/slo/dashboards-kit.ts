@@ -6,6 +6,11 @@
 
 export const DS = { type: 'prometheus', uid: '${datasource}' } as const;
 
+/** A ratio that is 0 (not missing) with an empty numerator and missing (not NaN) with a zero denominator. */
+export function guardedRatio(num: string, den: string): string {
+  return `(\n  ${num}\n  or\n  0 * ${den}\n)\n/\n(${den} > 0)`;
+}
+
 export interface Target {
   expr: string;
   legend: string;

@@ -5,10 +5,11 @@
  * end-to-end test evaluates every query against a real Prometheus.
  */
 import type { SloConfig } from './config.js';
-import { dashboardJson, datasourceVariable, labelVariable, tracingDatasourceVariable, type DashboardSpec, type PanelSpec } from './dashboards-kit.js';
+import { dashboardJson, datasourceVariable, guardedRatio, labelVariable, tracingDatasourceVariable, type DashboardSpec, type PanelSpec } from './dashboards-kit.js';
 import { M } from './names.js';
 import { errorBudget } from './rules-slo.js';
 import { classicMean, classicQuantile, latencyMean, latencyQuantile } from './quantile.js';
+import { breakdownRow } from './dashboards-breakdown.js';
 
 const RI = '$__rate_interval';
 const INSTANCE = 'instance=~"$instance"';
@@ -19,10 +20,6 @@ function sumRate(metric: string, by: string, sel: string, window = RI): string {
   return `sum by (${by}) (rate(${metric}{${sel}}[${window}]))`;
 }
 
-/** A ratio that is 0 (not missing) with an empty numerator and missing (not NaN) with a zero denominator. */
-function guardedRatio(num: string, den: string): string {
-  return `(\n  ${num}\n  or\n  0 * ${den}\n)\n/\n(${den} > 0)`;
-}
 
 /** Native histogram where Prometheus has it, classic buckets otherwise (quantile.ts). */
 function quantile(q: number, histogram: string, by: string, sel: string): string {
@@ -159,6 +156,7 @@ function overview(slos: SloConfig): DashboardSpec {
             { expr: sumRate(M.judged, 'gen_ai_request_model', REQ), legend: 'judged {{gen_ai_request_model}}' },
           ] },
       ] },
+      breakdownRow(REQ),
       { title: 'Why is P99 slow? (one time axis)', panels: whyIsP99Slow() },
     ],
   };

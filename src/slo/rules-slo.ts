@@ -7,7 +7,7 @@
  * out (`> 0`) and the ratio has no sample, so no alert can fire on an idle service; with
  * requests but no bad ones the ratio is 0, not missing (dashboards show a flat line).
  */
-import { SLO_NAMES, type SloConfig, type SloName } from './config.js';
+import { SLO_NAMES, sloSeries, type SloConfig, type SloName, type SloSeries } from './config.js';
 import { M, SLO_HISTOGRAM, UPSTREAM_FAILURE_OUTCOMES } from './names.js';
 import { latencyQuantile } from './quantile.js';
 import type { Rule } from './rules-types.js';
@@ -30,6 +30,21 @@ const UPPER: Record<SloName, string> = { ttft: 'TTFT', ttfo: 'TTFO', tpot: 'TPOT
 const WHAT: Record<SloName, string> = {
   ttft: 'time to first token', ttfo: 'time to first output', tpot: 'time per output token', e2e: 'end-to-end latency',
 };
+
+/** The alert-name part of an SLO series: `TTFT`, or `TTFTPromptLe4096` for a prompt class. */
+function alertPart(s: SloSeries): string {
+  return UPPER[s.slo] + (s.promptTokensLe === null ? '' : `PromptLe${s.promptTokensLe}`);
+}
+
+/** "TTFT", or "TTFT (prompts up to 4096 tokens)". */
+function titleOf(s: SloSeries): string {
+  return UPPER[s.slo] + (s.promptTokensLe === null ? '' : ` (prompts up to ${s.promptTokensLe} tokens)`);
+}
+
+/** "time to first token", or "time to first token (prompts up to 4096 tokens)". */
+function whatOf(s: SloSeries): string {
+  return WHAT[s.slo] + (s.promptTokensLe === null ? '' : ` (prompts up to ${s.promptTokensLe} tokens)`);
+}
 
 export function quantileRecord(slo: SloName, q: number, scale: WindowScale): string {
   return `gen_ai_request_model:${SLO_HISTOGRAM[slo]}:p${Math.round(q * 100)}_rate${scale(QUANTILE_WINDOW)}`;
@@ -75,19 +90,20 @@ export function errorRatioRules(scale: WindowScale): Rule[] {
 export function burnRateAlerts(slos: SloConfig, scale: WindowScale): Rule[] {
   const budget = errorBudget(slos);
   const rules: Rule[] = [];
-  for (const slo of configuredSlos(slos)) {
+  for (const series of sloSeries(slos)) {
+    const slo = series.label;
     for (const tier of BURN_TIERS) {
       const sel = `{slo="${slo}"}`;
       const limit = `(${tier.factor} * ${budget})`;
       rules.push({
-        alert: `Infermeter${UPPER[slo]}ErrorBudgetBurn`,
+        alert: `Infermeter${alertPart(series)}ErrorBudgetBurn`,
         expr: `${errorRatioRecord(tier.long, scale)}${sel} > ${limit}\nand\n${errorRatioRecord(tier.short, scale)}${sel} > ${limit}`,
         for: scale(tier.for),
         labels: { severity: tier.severity, slo, long_window: scale(tier.long) },
         annotations: {
-          summary: `{{ $labels.gen_ai_request_model }}: ${UPPER[slo]} SLO burning its error budget ${tier.factor}x too fast`,
+          summary: `{{ $labels.gen_ai_request_model }}: ${titleOf(series)} SLO burning its error budget ${tier.factor}x too fast`,
           description:
-            `{{ $value | humanizePercentage }} of {{ $labels.gen_ai_request_model }} requests missed the ${WHAT[slo]} threshold over ` +
+            `{{ $value | humanizePercentage }} of {{ $labels.gen_ai_request_model }} requests missed the ${whatOf(series)} threshold over ` +
             `${scale(tier.long)}, and over ${scale(tier.short)} too: above ${tier.factor}x the error budget of ${pct(budget)} ` +
             `(${tier.budgetSpent} of a ${slos.window} window). See the overview dashboard's "why is P99 slow" row.`,
         },
@@ -114,7 +130,12 @@ export function p99Alerts(slos: SloConfig, scale: WindowScale): Rule[] {
   const w = scale(QUANTILE_WINDOW);
   const by = 'sum by (gen_ai_request_model)';
   const failedSel = `gen_ai_operation_name=~"chat|text_completion", outcome=~"${UPSTREAM_FAILURE_OUTCOMES.join('|')}"`;
-  for (const slo of configuredSlos(slos)) {
+  for (const series of sloSeries(slos)) {
+    if (series.promptTokensLe !== null) {
+      rules.push(classP99Alert(series, scale));
+      continue;
+    }
+    const slo = series.slo;
     const judged = `${by} (rate(${M.sloRequests}{slo="${slo}"}[${w}]))`;
     const bad = `${by} (rate(${M.sloRequests}{slo="${slo}", result="bad"}[${w}]))`;
     const failed = `(${by} (rate(${M.requests}{${failedSel}}[${w}])) or 0 * ${judged})`;
@@ -137,6 +158,32 @@ export function p99Alerts(slos: SloConfig, scale: WindowScale): Rule[] {
     });
   }
   return rules;
+}
+
+/**
+ * The P99 alert of a prompt-class SLO: more than 1% of the class's judged requests slower than
+ * its threshold. Failed requests are not taken out here: the outcome counters carry no prompt
+ * class, and a failed request rarely has a known prompt size (usage comes at the end), so it is
+ * judged under the model's SLO, not the class's.
+ */
+function classP99Alert(series: SloSeries, scale: WindowScale): Rule {
+  const w = scale(QUANTILE_WINDOW);
+  const by = 'sum by (gen_ai_request_model)';
+  const judged = `${by} (rate(${M.sloRequests}{slo="${series.label}"}[${w}]))`;
+  const bad = `${by} (rate(${M.sloRequests}{slo="${series.label}", result="bad"}[${w}]))`;
+  return {
+    alert: `Infermeter${alertPart(series)}P99High`,
+    expr: `(\n  ${bad}\n  or\n  0 * ${judged}\n)\n/\n(${judged} > 0)\n> ${P99_SLOW_FRACTION}`,
+    for: scale(P99_FOR),
+    labels: { severity: 'warning', slo: series.label },
+    annotations: {
+      summary: `{{ $labels.gen_ai_request_model }}: ${UPPER[series.slo]} P99 of prompts up to ${series.promptTokensLe} tokens is above its SLO threshold`,
+      description:
+        `{{ $value | humanizePercentage }} of the judged requests of {{ $labels.gen_ai_request_model }} with prompts up to ${series.promptTokensLe} tokens ` +
+        `took longer than their ${WHAT[series.slo]} threshold over ${w} (more than 1%: their P99 is above it), for ${scale(P99_FOR)}. ` +
+        `See the overview dashboard's "TTFT P99 by prompt class" panel.`,
+    },
+  };
 }
 
 function pct(x: number): string {

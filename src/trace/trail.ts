@@ -106,6 +106,6 @@ export function breachedSlos(config: Pick<Config, 'slos'>, model: string, r: Req
   const verdicts = judge(config.slos, model, r);
   if (!verdicts) return [];
   const out: SloName[] = [];
-  for (const v of verdicts) if (!v.good) out.push(v.slo);
+  for (const v of verdicts) if (!v.good) out.push(v.name);
   return out;
 }

@@ -80,7 +80,7 @@ export class ModelState {
     }
     const c = Math.floor(nowMs / (COARSE_SLOT_SECONDS * 1000));
     this.coarse.add(c, OUTCOMES.indexOf(r.outcome), 1);
-    for (const v of verdicts ?? []) this.coarse.add(c, K_SLO + SLO_NAMES.indexOf(v.slo) * 2 + (v.good ? 0 : 1), 1);
+    for (const v of verdicts ?? []) this.coarse.add(c, K_SLO + SLO_NAMES.indexOf(v.name) * 2 + (v.good ? 0 : 1), 1);
   }
 
   private observe(l: Latency, s: number, v: number): void {

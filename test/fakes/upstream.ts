@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 
 export interface FakeScript {
   /** Stream a scripted schedule. */
-  schedule?: { firstMs: number; chunks: number; gapMs: number; usage?: number; promptTokens?: number; role?: boolean; reasoningChunks?: number };
+  schedule?: { firstMs: number; chunks: number; gapMs: number; usage?: number; promptTokens?: number; role?: boolean; reasoningChunks?: number; cachedTokens?: number; reasoningTokens?: number };
   /** Replay these bytes (base64), split into writes at these offsets, `delayMs` apart. */
   raw?: { b64: string; splits?: number[]; delayMs?: number; contentType?: string };
   /** Answer with this status and body. */
@@ -60,7 +60,10 @@ export function scheduledStream(s: NonNullable<FakeScript['schedule']>, includeU
   if (includeUsage) {
     const completion = s.usage ?? s.chunks + (s.reasoningChunks ?? 0);
     const prompt = s.promptTokens ?? 7;
-    out.push({ at: t, data: `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1, model: 'fake-model', choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } })}\n\n` });
+    const usage: Record<string, unknown> = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+    if (s.cachedTokens !== undefined) usage['prompt_tokens_details'] = { cached_tokens: s.cachedTokens };
+    if (s.reasoningTokens !== undefined) usage['completion_tokens_details'] = { reasoning_tokens: s.reasoningTokens };
+    out.push({ at: t, data: `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1, model: 'fake-model', choices: [], usage })}\n\n` });
   }
   out.push({ at: t, data: 'data: [DONE]\n\n' });
   return out;

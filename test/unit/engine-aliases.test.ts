@@ -45,6 +45,8 @@ const CASES: { file: string; engine: EngineKind; expect: ReturnType<typeof flat>
     queue_time_seconds: { count: 38, sum: 0.017765522003173828 },
     prefill_time_seconds: { count: 38, sum: 239.16777801513672 },
     decode_time_seconds: { count: 38, sum: 662.8201270103455 },
+    lora_adapters_running: 0, // lora_requests_info with running_lora_adapters=""
+    lora_adapters_waiting: 0,
   } },
   { file: 'vllm-v1-metrics-head40.prom', engine: 'vllm', expect: {
     kv_cache_usage_ratio: 0,
@@ -92,6 +94,20 @@ const CASES: { file: string; engine: EngineKind; expect: ReturnType<typeof flat>
     prefix_cache_hit_ratio: 157 / 294,
     prompt_tokens_total: 137 + 157,
     generation_tokens_total: 4231,
+  } },
+  { file: 'vllm-v1-metrics-spec-decode-lora-reconstructed.prom', engine: 'vllm', expect: {
+    requests_running: 3,
+    requests_waiting: 1,
+    spec_decode_draft_tokens_total: 3600,
+    spec_decode_accepted_tokens_total: 2520,
+    spec_decode_acceptance_ratio: 2520 / 3600,
+    lora_adapters_running: 2, // the newest label set: sql-lora,chat-lora
+    lora_adapters_waiting: 1,
+  } },
+  { file: 'sglang-metrics-spec-decode-reconstructed.prom', engine: 'sglang', expect: {
+    requests_running: 8,
+    requests_waiting: 4,
+    spec_decode_acceptance_ratio: 0.6, // averaged over tensor-parallel ranks
   } },
   // A GPU exporter is valid Prometheus text with no engine metric in it.
   { file: 'nvidia-gpu-exporter-excerpt.prom', engine: 'vllm', expect: {} },

@@ -11,7 +11,7 @@ import { KNOWN, scanEvent } from '../../src/proxy/event-scan.js';
 import { eventFacts, type EventFacts } from '../../src/proxy/events.js';
 import { FIXTURES, fixture } from '../helpers.js';
 
-const blank = (): EventFacts => ({ token: false, visible: false, promptTokens: -1, completionTokens: -1, error: false, usageOnly: false });
+const blank = (): EventFacts => ({ token: false, visible: false, promptTokens: -1, completionTokens: -1, cachedTokens: -1, reasoningTokens: -1, error: false, usageOnly: false });
 
 /** What the full path decides: the facts, or 'invalid' when JSON.parse throws. */
 function full(buf: Buffer, s: number, e: number): EventFacts | 'invalid' {
@@ -81,6 +81,23 @@ test('the shapes of the common events are answered by the scan', () => {
   for (const c of common) assert.ok(agree(Buffer.from(c)), `not answered: ${c}`);
 });
 
+test('usage with token details (vLLM continuous usage, OpenAI reasoning) is answered by the scan, with the detail counts', () => {
+  const cases: [string, number, number][] = [
+    // vLLM with --enable-prompt-tokens-details and continuous_usage_stats: usage on every chunk.
+    ['{"id":"c","choices":[{"index":0,"delta":{"content":" tok"},"logprobs":null,"finish_reason":null}],"usage":{"prompt_tokens":9,"total_tokens":12,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":8}}}', 8, -1],
+    ['{"id":"c","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":30,"prompt_tokens_details":null,"completion_tokens_details":{"reasoning_tokens":21,"accepted_prediction_tokens":0}}}', -1, 21],
+    ['{"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":30,"prompt_tokens_details":{"audio_tokens":0,"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}}}', 0, 0],
+    ['{"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":30,"prompt_tokens_details":{},"completion_tokens_details":null}}', -1, -1],
+  ];
+  for (const [c, cached, reasoning] of cases) {
+    const facts = blank();
+    assert.equal(scanEvent(Buffer.from(c), 0, Buffer.byteLength(c), facts), KNOWN, `not answered: ${c}`);
+    assert.equal(facts.cachedTokens, cached, c);
+    assert.equal(facts.reasoningTokens, reasoning, c);
+    assert.ok(agree(Buffer.from(c)), c);
+  }
+});
+
 test('events the scan must leave to the full parse', () => {
   const hard = [
     '{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"f"}}]}}]}',
@@ -92,6 +109,11 @@ test('events the scan must leave to the full parse', () => {
     '{"choices":[{"delta":{"content":"x"}}]',
     '{"choices":[{"delta":{"content":"x\u0001"}}]}', // raw control character: JSON.parse throws
     '{"usage":{"prompt_tokens":1e3}}',
+    '{"usage":{"prompt_tokens_details":{"cached_tokens":1,"cached_tokens":2}}}', // duplicate: the last one wins
+    '{"usage":{"prompt_tokens_details":{"cached_tokens":1.5}}}',
+    '{"usage":{"completion_tokens_details":{"reasoning_tokens":-1}}}',
+    '{"usage":{"prompt_tokens_details":{},"prompt_tokens_details":null}}',
+    '{"usage":{"completion_tokens_details":[1]}}',
     '{"a":01}',
     '{"a":"\\x"}',
     '',
@@ -121,7 +143,12 @@ test('20,000 random events, valid and broken: whenever the scan answers, it agre
     const k = pick(['delta', 'message', 'text', 'index', 'finish_reason', 'logprobs']);
     return [k, k === 'delta' || k === 'message' ? part() : scalar()] as [string, string];
   })));
-  const usage = () => (rand() < 0.3 ? scalar() : obj(Array.from({ length: Math.floor(rand() * 4) }, () => [pick(['prompt_tokens', 'completion_tokens', 'total_tokens', 'prompt_tokens_details']), pick(['7', '0', '12', '1.0', 'null', '"3"', '{"cached_tokens":1}'])] as [string, string])));
+  const detailValue = () => pick(['7', '0', '1.0', 'null', '"3"', '-2', '{}', '[]']);
+  const details = () => (rand() < 0.2 ? scalar() : obj(Array.from({ length: Math.floor(rand() * 3) }, () => [pick(['cached_tokens', 'reasoning_tokens', 'audio_tokens', 'accepted_prediction_tokens']), detailValue()] as [string, string])));
+  const usage = () => (rand() < 0.3 ? scalar() : obj(Array.from({ length: Math.floor(rand() * 5) }, () => {
+    const k = pick(['prompt_tokens', 'completion_tokens', 'total_tokens', 'prompt_tokens_details', 'completion_tokens_details']);
+    return [k, k.endsWith('_details') ? details() : pick(['7', '0', '12', '1.0', 'null', '"3"', '{"cached_tokens":1}'])] as [string, string];
+  })));
   const event = () => obj(Array.from({ length: 1 + Math.floor(rand() * 5) }, () => {
     const k = pick(['choices', 'usage', 'error', 'id', 'model', 'created']);
     if (k === 'choices') return [k, rand() < 0.1 ? scalar() : `[${Array.from({ length: Math.floor(rand() * 3) }, choice).join(',')}]`] as [string, string];

@@ -50,7 +50,7 @@ for (const exp of STREAMS) {
       assert.equal(meter.tokenChunks, exp.tokenChunks);
       assert.equal(order[0] ?? -1, exp.firstToken);
       assert.equal(meter.sawErrorEvent, exp.errorEvent);
-      const rec = meter.toRecord({ route: 'chat_completions', operation: 'chat', model: 'm', status: 200, streamed: true, outcome: 'ok', end: 1000, errorType: null });
+      const rec = meter.toRecord({ route: 'chat_completions', operation: 'chat', model: 'm', status: 200, streamed: true, outcome: 'ok', end: 1000, errorType: null, tenant: null });
       assert.equal(rec.outputTokens, exp.outputTokens);
       assert.equal(rec.tokenSource, exp.source);
     }

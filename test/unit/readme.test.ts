@@ -1,12 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { renderReadme } from '../../src/lib/readme-tables.js';
+import { renderReadme, seriesFacts } from '../../src/lib/readme-tables.js';
+import { readSloConfig } from '../../src/slo/rules-command.js';
 import { ROOT } from '../helpers.js';
 
-test('README flag and metric tables match the code (run `npm run docs` after changing either)', () => {
+test('README flag and metric tables match the code, series counts included (run `npm run docs` after changing either)', async () => {
   const readme = readFileSync(`${ROOT}README.md`, 'utf8');
-  assert.equal(readme, renderReadme(readme));
+  assert.equal(readme, renderReadme(readme, await seriesFacts(readSloConfig(`${ROOT}examples/infermeter.yaml`))));
 });
 
 test('README states the two commands and every metric definition', () => {

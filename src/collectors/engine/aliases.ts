@@ -48,6 +48,16 @@ export const ENGINE_METRICS = [
     help: 'Engine-side gap between output tokens, with the engine\'s own buckets (compare with infermeter_inter_chunk_latency_seconds).' },
   { name: 'infermeter_engine_request_duration_seconds', type: 'histogram', unit: 's', labels: LABELS, source: 'engine', aggregate: 'sum',
     help: 'Engine-side end-to-end request latency, with the engine\'s own buckets (compare with gen_ai_server_request_duration_seconds).' },
+  { name: 'infermeter_engine_spec_decode_draft_tokens_total', type: 'counter', unit: '{token}', labels: LABELS, source: 'engine', aggregate: 'sum',
+    help: 'Speculative decoding: tokens the draft model (or n-gram, EAGLE, MTP head) proposed.' },
+  { name: 'infermeter_engine_spec_decode_accepted_tokens_total', type: 'counter', unit: '{token}', labels: LABELS, source: 'engine', aggregate: 'sum',
+    help: 'Speculative decoding: proposed tokens the target model accepted.' },
+  { name: 'infermeter_engine_spec_decode_acceptance_ratio', type: 'gauge', unit: '1', labels: LABELS, source: 'engine', aggregate: 'mean',
+    help: 'Speculative decoding: accepted / proposed tokens since the engine started (or the engine\'s own acceptance-rate gauge); use rate() of the two counters for a windowed ratio.' },
+  { name: 'infermeter_engine_lora_adapters_running', type: 'gauge', unit: '{adapter}', labels: LABELS, source: 'engine', aggregate: 'sum',
+    help: 'LoRA adapters that running requests use (vLLM: the names in lora_requests_info\'s running_lora_adapters label, counted; the names are not exported).' },
+  { name: 'infermeter_engine_lora_adapters_waiting', type: 'gauge', unit: '{adapter}', labels: LABELS, source: 'engine', aggregate: 'sum',
+    help: 'LoRA adapters that waiting requests ask for (vLLM: waiting_lora_adapters of lora_requests_info, counted).' },
   { name: 'infermeter_engine_queue_time_seconds', type: 'histogram', unit: 's', labels: LABELS, source: 'engine', aggregate: 'sum',
     help: 'Time requests spent waiting in the engine\'s queue before running, with the engine\'s own buckets.' },
   { name: 'infermeter_engine_prefill_time_seconds', type: 'histogram', unit: 's', labels: LABELS, source: 'engine', aggregate: 'sum',
@@ -64,11 +74,21 @@ export type ScalarCandidate = readonly string[];
 export interface RatioCandidate {
   ratioOf: readonly [EngineMetricName, EngineMetricName];
 }
-export type Candidate = ScalarCandidate | RatioCandidate | string;
+/**
+ * The number of distinct names in a comma-separated label of an info metric, read from its
+ * newest series (the highest value: vLLM sets lora_requests_info to the current time and leaves
+ * older label sets behind).
+ */
+export interface LabelListCandidate {
+  labelList: string;
+  of: string;
+}
+export type Candidate = ScalarCandidate | RatioCandidate | LabelListCandidate | string;
 
 export type AliasTable = Partial<Record<EngineMetricName, readonly Candidate[]>>;
 
 const HIT_RATIO: RatioCandidate = { ratioOf: ['infermeter_engine_prefix_cache_hits_total', 'infermeter_engine_prefix_cache_queries_total'] };
+const ACCEPTANCE: RatioCandidate = { ratioOf: ['infermeter_engine_spec_decode_accepted_tokens_total', 'infermeter_engine_spec_decode_draft_tokens_total'] };
 
 /**
  * Per engine kind, the candidates for each normalized family, preferred first. A bare
@@ -96,6 +116,12 @@ export const ENGINE_ALIASES: Partial<Record<EngineKind, AliasTable>> = {
     // First scheduled → first token, first token → last (0.10 V0 and V1 alike).
     infermeter_engine_prefill_time_seconds: ['vllm:request_prefill_time_seconds'],
     infermeter_engine_decode_time_seconds: ['vllm:request_decode_time_seconds'],
+    // V1 (vllm/v1/spec_decode/metrics.py) and V0 use the same counter names; V0 also had a rate gauge.
+    infermeter_engine_spec_decode_draft_tokens_total: ['vllm:spec_decode_num_draft_tokens_total'],
+    infermeter_engine_spec_decode_accepted_tokens_total: ['vllm:spec_decode_num_accepted_tokens_total'],
+    infermeter_engine_spec_decode_acceptance_ratio: [ACCEPTANCE, 'vllm:spec_decode_draft_acceptance_rate'],
+    infermeter_engine_lora_adapters_running: [{ labelList: 'running_lora_adapters', of: 'vllm:lora_requests_info' }],
+    infermeter_engine_lora_adapters_waiting: [{ labelList: 'waiting_lora_adapters', of: 'vllm:lora_requests_info' }],
   },
   sglang: {
     infermeter_engine_kv_cache_usage_ratio: ['sglang:token_usage'],
@@ -113,6 +139,8 @@ export const ENGINE_ALIASES: Partial<Record<EngineKind, AliasTable>> = {
     infermeter_engine_inter_token_latency_seconds: ['sglang:inter_token_latency_seconds', 'sglang:time_per_output_token_seconds'],
     infermeter_engine_request_duration_seconds: ['sglang:e2e_request_latency_seconds'],
     infermeter_engine_queue_time_seconds: ['sglang:queue_time_seconds'],
+    // SGLang exports speculative decoding as gauges only (no draft/accepted counters).
+    infermeter_engine_spec_decode_acceptance_ratio: ['sglang:spec_accept_rate'],
   },
   tgi: {
     // TGI exports no KV-cache usage, prefix cache or preemption metrics.

@@ -4,7 +4,7 @@
  * table-driven on every captured scrape.
  */
 import type { ParsedScrape, Sample } from '../../lib/prom-text.js';
-import { ENGINE_METRICS, type AliasTable, type Candidate, type EngineMetricDef, type EngineMetricName, type RatioCandidate } from './aliases.js';
+import { ENGINE_METRICS, type AliasTable, type Candidate, type EngineMetricDef, type EngineMetricName, type LabelListCandidate, type RatioCandidate } from './aliases.js';
 
 /** One exposition line of a normalized family, in prom-client's value shape. */
 export interface FamilyValue {
@@ -45,7 +45,21 @@ export function normalize(scrape: ParsedScrape, table: AliasTable, engine: strin
 }
 
 function isRatio(c: Candidate): c is RatioCandidate {
-  return typeof c === 'object' && !Array.isArray(c);
+  return typeof c === 'object' && 'ratioOf' in c;
+}
+
+function isLabelList(c: Candidate): c is LabelListCandidate {
+  return typeof c === 'object' && 'labelList' in c;
+}
+
+/** Distinct names in the label of the newest series of an info metric (see LabelListCandidate). */
+function labelListCount(index: Index, c: LabelListCandidate): number | null {
+  const samples = index.get(c.of);
+  if (!samples || samples.length === 0) return null;
+  let newest = samples[0]!;
+  for (const s of samples) if (s.value > newest.value) newest = s;
+  const names = (newest.labels[c.labelList] ?? '').split(',').map((n) => n.trim()).filter((n) => n !== '');
+  return new Set(names).size;
 }
 
 function names(c: Candidate): readonly string[] {
@@ -55,6 +69,11 @@ function names(c: Candidate): readonly string[] {
 function scalar(index: Index, candidates: readonly Candidate[], def: EngineMetricDef, engine: string): FamilyValue[] | null {
   for (const c of candidates) {
     if (isRatio(c)) continue;
+    if (isLabelList(c)) {
+      const n = labelListCount(index, c);
+      if (n !== null) return [{ labels: { engine }, value: n }];
+      continue;
+    }
     const sources = names(c);
     if (!sources.every((n) => index.has(n))) continue;
     let value = 0;
@@ -88,7 +107,7 @@ function ratioFamily(out: Snapshot, index: Index, candidates: readonly Candidate
 /** Sums the engine's histogram series per bucket bound, keeping the engine's buckets. */
 function histogram(index: Index, candidates: readonly Candidate[], name: string, engine: string): FamilyValue[] | null {
   for (const c of candidates) {
-    if (isRatio(c)) continue;
+    if (isRatio(c) || isLabelList(c)) continue;
     const family = names(c)[0]!;
     const buckets = index.get(`${family}_bucket`);
     if (!buckets) continue;

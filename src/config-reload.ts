@@ -7,15 +7,20 @@
 import { OPTIONS, flagName, resolveConfig, type Config } from './config.js';
 import type { BucketSet } from './metrics/catalog.js';
 
-/** The settings a reload applies: SLO thresholds (the exact good/bad counters), the model label set, the log level. */
+/**
+ * The settings a reload applies: SLO thresholds (the exact good/bad counters, prompt classes
+ * included), the model label set, the log level, the tenant limit. Tenant sources, prompt
+ * classes and in-flight bands decide label names and bucket layouts: restart only.
+ */
 export interface LiveSettings {
   slos: Config['slos'];
   models: string[];
   modelsRefresh: number;
   logLevel: Config['logLevel'];
+  tenantLimit: number;
 }
 
-export const LIVE_KEYS = ['slos', 'models', 'modelsRefresh', 'logLevel'] as const satisfies readonly (keyof Config)[];
+export const LIVE_KEYS = ['slos', 'models', 'modelsRefresh', 'logLevel', 'tenantLimit'] as const satisfies readonly (keyof Config)[];
 
 export type ReloadOutcome =
   | { ok: true; next: Config; live: LiveSettings; restartNeeded: string[]; bucketsKept: string[] }
@@ -29,7 +34,7 @@ export function reresolve(current: Config): ReloadOutcome {
   } catch (err) {
     return { ok: false, error: (err as Error).message };
   }
-  const live: LiveSettings = { slos: next.slos, models: next.models, modelsRefresh: next.modelsRefresh, logLevel: next.logLevel };
+  const live: LiveSettings = { slos: next.slos, models: next.models, modelsRefresh: next.modelsRefresh, logLevel: next.logLevel, tenantLimit: next.tenantLimit };
   return { ok: true, next, live, restartNeeded: restartNeeded(current, next), bucketsKept: bucketsKept(current, next) };
 }
 

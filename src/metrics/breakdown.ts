@@ -75,15 +75,26 @@ export interface TenantSettings {
  */
 export class TenantLabels {
   private readonly seen = new Set<string>();
+  private limit: number;
 
-  constructor(private readonly settings: TenantSettings) {}
+  constructor(private readonly settings: TenantSettings) {
+    this.limit = settings.tenantLimit;
+  }
+
+  /**
+   * A reload's --tenant-limit: tenants already labelled keep their label (their series must
+   * not move); a higher limit admits new ones, a lower one admits none until restart.
+   */
+  setLimit(limit: number): void {
+    this.limit = limit;
+  }
 
   /** '' when tenants are off (an empty label value is no label at all to Prometheus). */
   label(raw: string | null): string {
     if (this.settings.tenantFrom === 'none') return '';
     const t = raw ?? NO_TENANT;
     if (this.seen.has(t)) return t;
-    if (this.seen.size < this.settings.tenantLimit) {
+    if (this.seen.size < this.limit) {
       this.seen.add(t);
       return t;
     }

@@ -102,6 +102,7 @@ export class MetricsSide {
     this.trail.setSlos(r.live.slos);
     if (this.statusPage) this.statusPage.state.slos = r.live.slos;
     this.models.reconfigure(r.live.models, r.live.modelsRefresh);
+    this.requests.tenants.setLimit(r.live.tenantLimit);
     setLogLevel(this.log, r.live.logLevel);
     this.config = { ...this.config, ...r.live };
     this.reloads.succeeded();

@@ -28,11 +28,10 @@ test('bands: le semantics, +Inf past the last bound, unknown without a prompt si
 });
 
 test('tenants: the first --tenant-limit seen keep their label, later ones are other; off means no label', () => {
-  const settings = { tenantFrom: 'header', tenantLimit: 3 };
-  const t = new TenantLabels(settings);
+  const t = new TenantLabels({ tenantFrom: 'header', tenantLimit: 3 });
   assert.deepEqual(['a', 'b', null, 'c', 'a', 'b'].map((x) => t.label(x)), ['a', 'b', NO_TENANT, OTHER_TENANT, 'a', 'b']);
-  // The limit is read from the settings object on each call (a reload may raise it).
-  settings.tenantLimit = 4;
+  // A reload may raise the limit (setLimit).
+  t.setLimit(4);
   assert.equal(t.label('c'), 'c');
   assert.equal(new TenantLabels({ tenantFrom: 'none', tenantLimit: 3 }).label('a'), '');
 });
@@ -72,11 +71,11 @@ const rec = (over: Partial<RequestRecord>): RequestRecord => ({
 
 test('prompt-class SLOs: a class threshold replaces the model\'s for its prompts, under its own slo label', () => {
   const slos = parseSloConfig({ default: { ttft: '2s', e2e: '10s' }, prompt_classes: [{ prompt_tokens_le: 1024, ttft: '300ms' }, { prompt_tokens_le: 4096, ttft: '500ms' }] }, 'test');
-  assert.deepEqual(judge(slos, 'm', rec({ inputTokens: 100, ttft: 0.4 })), [{ slo: 'ttft_prompt_le_1024', good: false }, { slo: 'e2e', good: true }]);
-  assert.deepEqual(judge(slos, 'm', rec({ inputTokens: 2000, ttft: 0.4 })), [{ slo: 'ttft_prompt_le_4096', good: true }, { slo: 'e2e', good: true }]);
-  assert.deepEqual(judge(slos, 'm', rec({ inputTokens: 5000, ttft: 1.5 })), [{ slo: 'ttft', good: true }, { slo: 'e2e', good: true }]);
-  assert.deepEqual(judge(slos, 'm', rec({ inputTokensKnown: false, inputTokens: 0, ttft: 1.5 })), [{ slo: 'ttft', good: true }, { slo: 'e2e', good: true }]);
-  assert.deepEqual(judge(slos, 'm', rec({ outcome: 'upstream_error', inputTokens: 100 })), [{ slo: 'ttft_prompt_le_1024', good: false }, { slo: 'e2e', good: false }]);
+  assert.deepEqual(judge(slos, 'm', rec({ inputTokens: 100, ttft: 0.4 })), [{ slo: 'ttft_prompt_le_1024', name: 'ttft', good: false }, { slo: 'e2e', name: 'e2e', good: true }]);
+  assert.deepEqual(judge(slos, 'm', rec({ inputTokens: 2000, ttft: 0.4 })), [{ slo: 'ttft_prompt_le_4096', name: 'ttft', good: true }, { slo: 'e2e', name: 'e2e', good: true }]);
+  assert.deepEqual(judge(slos, 'm', rec({ inputTokens: 5000, ttft: 1.5 })), [{ slo: 'ttft', name: 'ttft', good: true }, { slo: 'e2e', name: 'e2e', good: true }]);
+  assert.deepEqual(judge(slos, 'm', rec({ inputTokensKnown: false, inputTokens: 0, ttft: 1.5 })), [{ slo: 'ttft', name: 'ttft', good: true }, { slo: 'e2e', name: 'e2e', good: true }]);
+  assert.deepEqual(judge(slos, 'm', rec({ outcome: 'upstream_error', inputTokens: 100 })), [{ slo: 'ttft_prompt_le_1024', name: 'ttft', good: false }, { slo: 'e2e', name: 'e2e', good: false }]);
   assert.throws(() => parseSloConfig({ prompt_classes: [{ prompt_tokens_le: 4096, ttft: '1s' }, { prompt_tokens_le: 1024, ttft: '1s' }] }, 'x'), /ascending/);
   assert.throws(() => parseSloConfig({ prompt_classes: [{ prompt_tokens_le: 4096, ttft: '1s', foo: 1 }] }, 'x'), /foo|Unrecognized/);
 });
@@ -116,4 +115,15 @@ test('promtool check metrics is clean on the worst case: 10 models, 40 tenants o
   assert.ok(text.includes('tenant="other"') && text.includes('prompt_tokens_le="unknown"') && text.includes('in_flight_le="+Inf"') && text.includes('slo="ttft_prompt_le_4096"'));
   const r = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
   assert.equal(r.status, 0, `promtool: ${r.stdout}${r.stderr}`.slice(0, 2000));
+});
+
+test('TenantLabels.setLimit (reload): labelled tenants keep their label, a higher limit admits new ones', () => {
+  const t = new TenantLabels({ tenantFrom: 'header', tenantLimit: 1 });
+  assert.equal(t.label('a'), 'a');
+  assert.equal(t.label('b'), OTHER_TENANT);
+  t.setLimit(2);
+  assert.equal(t.label('b'), 'b');
+  assert.equal(t.label('c'), OTHER_TENANT);
+  t.setLimit(1);
+  assert.deepEqual([t.label('a'), t.label('b'), t.label('d')], ['a', 'b', OTHER_TENANT]);
 });

@@ -24,7 +24,7 @@ test('reresolve: same flags and environment, the file read again; live settings,
   assert.equal(r.next.shutdownTimeout, 5);
   assert.equal(r.next.engine, 'sglang');
   assert.deepEqual(r.restartNeeded, ['--body-limit']);
-  assert.deepEqual(r.bucketsKept, ['ttft: +0.003'], 'a new boundary a restart would add (1 s is a default boundary anyway)');
+  assert.deepEqual(r.bucketsKept, ['ttft: +0.003', 'ttft_by_prompt: +0.003'], 'a new boundary a restart would add (1 s is a default boundary anyway)');
 });
 
 test('reresolve: a broken file is an outcome, not a throw, with the startup message', () => {
@@ -38,4 +38,15 @@ test('reresolve: a broken file is an outcome, not a throw, with the startup mess
   writeFileSync(file, ': : not yaml');
   const y = reresolve(cfg);
   assert.match(!y.ok ? y.error : '', /^--config: \S+ is not valid YAML/);
+});
+
+test('reresolve: --tenant-limit is live; the tenant source and the prompt classes need a restart', () => {
+  const file = join(dir, 'c.yml');
+  writeFileSync(file, 'tenantHeader: x-tenant\ntenantLimit: 2\n');
+  const cfg = resolveConfig({ upstream: 'http://127.0.0.1:8000', config: file }, {});
+  writeFileSync(file, 'tenantHeader: x-tenant\ntenantFrom: api-key\ntenantLimit: 5\npromptTokensClasses: 100,1000\n');
+  const r = reresolve(cfg);
+  assert.ok(r.ok);
+  assert.equal(r.live.tenantLimit, 5);
+  assert.deepEqual(r.restartNeeded.sort(), ['--prompt-tokens-classes', '--tenant-from']);
 });

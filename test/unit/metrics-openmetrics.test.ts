@@ -48,7 +48,7 @@ test('the protobuf exposition carries the same exemplars: on the classic bucket 
   const { UNMEASURED } = await import('../../src/metrics/record.js');
   const { encodeRegistry, decodeMetricFamilies } = await import('../../src/metrics/exposition-proto.js');
   const reg = new Registry();
-  const m = new RequestMetrics(reg, DEFAULT_BUCKETS as never, 'vllm', { objective: 0.99, window: '30d', default: {}, models: {} } as never, (x) => x, undefined, { keepBreaches: false });
+  const m = new RequestMetrics(reg, DEFAULT_BUCKETS as never, 'vllm', { objective: 0.99, window: '30d', default: {}, models: {}, promptClasses: [] } as never, (x) => x, undefined, { keepBreaches: false });
   const trace = 'cd'.repeat(16);
   const base = { ...UNMEASURED, route: 'chat_completions', operation: 'chat', model: 'm', outcome: 'ok', status: 200, streamed: true, errorType: null, startedAt: 1_700_000_000_000, ttft: 0.3, ttfo: 0.3, e2e: 2, outputTokens: 5, tokenSource: 'usage' } as const;
   m.record({ ...base, traceId: trace, spanId: 'ef'.repeat(8), traceFlags: 1 });

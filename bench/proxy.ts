@@ -14,7 +14,7 @@
  * warm-up per path at each concurrency, BENCH_CONCURRENCY the stream counts, BENCH_LOCKSTEP
  * the stream count of the lockstep (burst) section (0: skip it). BENCH_TRACING=0 leaves out the
  * capacity path `infermeter --workers 1, tracing` (OTEL_TRACES_EXPORTER=otlp, ratio 1, spans
- * to a sink in this process that answers 200): tracing on beside tracing off.
+ * to a sink in this process that answers 200; OTLP metrics stay off): tracing on beside tracing off.
  *
  * Clients start spread over one stream's length, as streams are in steady traffic; the
  * lockstep section then starts them all at once, the worst case for per-request cost.
@@ -58,7 +58,11 @@ async function startSpanSink(): Promise<{ url: string; spans: () => number; clos
 }
 const TRACING = process.env['BENCH_TRACING'] !== '0' && SECTIONS.has('capacity');
 const sink = TRACING ? await startSpanSink() : null;
-const imTraced = sink ? await startInfermeter(1, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_TRACES_SAMPLER: 'always_on' }) : null;
+// The traces endpoint only: OTEL_EXPORTER_OTLP_ENDPOINT would switch OTLP metrics export on too
+// (otlp-env.ts), and this path is to differ from the untraced one by tracing alone.
+const imTraced = sink
+  ? await startInfermeter(1, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${sink.url}/v1/traces`, OTEL_METRICS_EXPORTER: 'none', OTEL_TRACES_SAMPLER: 'always_on' })
+  : null;
 const throughTraced = imTraced ? `http://127.0.0.1:${imTraced.match[1]}` : '';
 const im = await startInfermeter(1);
 const im2 = await startInfermeter(2);

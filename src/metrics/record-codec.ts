@@ -6,7 +6,7 @@
  * clone of an object graph per request, on both ends.
  *
  * Layout (little-endian), per record:
- *   u8 outcome · u8 token source · u8 metering failure (255: none) · u8 flags (1 streamed, 2 gaps, 4 input tokens known)
+ *   u8 outcome · u8 token source · u8 metering failure (255: none) · u8 flags (1 streamed, 2 gaps, 4 input tokens known, 8 model admitted)
  *   u16 status · f64 ttft · f64 ttfo · f64 e2e · u32 input tokens · u32 output tokens
  *   f64 startedAt · u32 in flight at start · i32 in flight at first token · i32 cached input tokens
  *   i32 reasoning tokens · u8 trace flags
@@ -19,7 +19,7 @@
 import { METERING_FAILURES, OUTCOMES, TOKEN_SOURCES, type RequestRecord } from './record.js';
 
 /** 3: response model and finish reasons (issue 16). */
-export const CODEC_VERSION = 3;
+export const CODEC_VERSION = 4;
 const NONE = 255;
 const NULL_STRING = 0xffff;
 const HEADER = 8;
@@ -55,7 +55,7 @@ export class RecordEncoder {
     b[p++] = outcomeIndex.get(r.outcome)!;
     b[p++] = sourceIndex.get(r.tokenSource)!;
     b[p++] = r.meteringFailure === null ? NONE : failureIndex.get(r.meteringFailure)!;
-    b[p++] = (r.streamed ? 1 : 0) | (gaps ? 2 : 0) | (r.inputTokensKnown ? 4 : 0);
+    b[p++] = (r.streamed ? 1 : 0) | (gaps ? 2 : 0) | (r.inputTokensKnown ? 4 : 0) | (r.modelAdmitted ? 8 : 0);
     p = b.writeUInt16LE(r.status, p);
     p = b.writeDoubleLE(r.ttft, p);
     p = b.writeDoubleLE(r.ttfo, p);
@@ -172,7 +172,7 @@ export function decodeRecords(data: ArrayBuffer | Uint8Array): RequestRecord[] {
     out[i] = {
       route, operation, model, outcome, status, streamed: (flags & 1) !== 0, ttft, ttfo, e2e, inputTokens, outputTokens, tokenSource,
       chunkGaps, meteringFailure: failure === NONE ? null : METERING_FAILURES[failure]!, errorType,
-      startedAt, inputTokensKnown: (flags & 4) !== 0, inFlightAtStart, inFlightAtFirstToken, cachedInputTokens, reasoningTokens,
+      startedAt, inputTokensKnown: (flags & 4) !== 0, modelAdmitted: (flags & 8) !== 0, inFlightAtStart, inFlightAtFirstToken, cachedInputTokens, reasoningTokens,
       tenant, traceId, spanId, parentSpanId, traceFlags, responseModel, finishReasons,
     };
   }

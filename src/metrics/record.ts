@@ -56,10 +56,11 @@ export interface RequestRecord {
   /** True when inputTokens came from the upstream's usage; false means unknown (inputTokens is 0). */
   inputTokensKnown: boolean;
   /**
-   * Requests in flight on this proxy loop when this one arrived (itself included; every route),
-   * and generation requests (chat, completions) in flight when its first token arrived (-1: no token). Per loop as encoded: under --workers the metrics
-   * side (MetricsSide.ingestWire) adds the other loops' last reported counts to the decoded
-   * record's inFlightAtFirstToken, so from there on it is the machine-wide figure.
+   * Requests in flight on this proxy loop when this one arrived (itself included; generation
+   * requests only, for a generation route), and generation requests (chat, completions) in
+   * flight when its first token arrived (-1: no token). Per loop as encoded: under --workers
+   * the metrics side (MetricsSide.ingestWire) adds the other loops' counts as reported by then
+   * to the decoded record's figures, so from there on they are machine-wide.
    */
   inFlightAtStart: number;
   inFlightAtFirstToken: number;
@@ -71,6 +72,11 @@ export interface RequestRecord {
    * key; never a key), not yet bounded: the metrics side bounds it into a label. Null: none.
    */
   tenant: string | null;
+  /**
+   * True when the proxy reported this request's model as it started (RecordSink.admitted):
+   * the metrics side then counts it out of that model's requests in flight.
+   */
+  modelAdmitted: boolean;
   /** W3C trace context of the request's span (lowercase hex), null when tracing is off. */
   traceId: string | null;
   spanId: string | null;
@@ -87,7 +93,7 @@ export interface RequestRecord {
 /** The fields a record has before anything is measured: for records the proxy never metered. */
 export const UNMEASURED = {
   ttft: -1, ttfo: -1, e2e: -1, inputTokens: 0, outputTokens: 0, tokenSource: 'none', chunkGaps: null, meteringFailure: null,
-  inputTokensKnown: false, inFlightAtStart: 0, inFlightAtFirstToken: -1, cachedInputTokens: -1, reasoningTokens: -1,
+  inputTokensKnown: false, modelAdmitted: false, inFlightAtStart: 0, inFlightAtFirstToken: -1, cachedInputTokens: -1, reasoningTokens: -1,
   tenant: null, traceId: null, spanId: null, parentSpanId: null, traceFlags: 0, responseModel: null, finishReasons: null,
 } as const satisfies Partial<RequestRecord>;
 
@@ -95,6 +101,8 @@ export const UNMEASURED = {
 export interface RecordBatch {
   records: RequestRecord[];
   inFlight: number;
+  /** Generation requests in flight per model label, machine-wide (absent where no one counts them). */
+  inFlightByModel?: ReadonlyMap<string, number>;
 }
 
 /**
@@ -111,6 +119,8 @@ export interface WireBatch {
   /** Of inFlight, the generation requests (chat, completions): the other loops' part of in_flight_le. */
   generationInFlight: number;
   startedByRoute: number[];
+  /** Generation requests whose model the loop read since its last batch, per raw model name (null: none). */
+  startedByModel: [string, number][] | null;
 }
 
 /** TPOT per DESIGN.md: (E2E − TTFT) / (output_tokens − 1), only for completed streams with ≥ 2 tokens. */

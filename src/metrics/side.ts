@@ -110,8 +110,12 @@ export class MetricsSide {
     return { ok: true, live: r.live, restartNeeded: r.restartNeeded };
   }
 
-  /** Per proxy loop (source): its requests in flight, and starts and finishes per route. */
-  private readonly sources = new Map<number, { inFlight: number; started: number[]; finished: number[]; history: InFlightHistory }>();
+  /**
+   * Per proxy loop (source): its requests in flight, starts and finishes per route, its
+   * generation requests in flight over time, and those in flight per raw model name (bounded
+   * by the requests in flight: a model leaves the map when its last request ends).
+   */
+  private readonly sources = new Map<number, { inFlight: number; started: number[]; finished: number[]; history: InFlightHistory; models: Map<string, number> }>();
 
   /** Records that came before the upstream's first model list (labelled once it is in). */
   private early: RequestRecord[][] | null = [];
@@ -121,6 +125,8 @@ export class MetricsSide {
       // Only the records wait for their labels; the in-flight gauge moves at once.
       if (batch.records.length > 0) this.early.push(batch.records);
       batch = { records: [], inFlight: batch.inFlight };
+    } else if (this.statusPage && !batch.inFlightByModel) {
+      batch = { ...batch, inFlightByModel: this.inFlightByModel() };
     }
     this.requests.ingest(batch);
     this.otlp?.ingest(batch);
@@ -137,7 +143,7 @@ export class MetricsSide {
   /** One proxy loop's batch: every source's in-flight count adds up to the machine's. */
   ingestWire(batch: WireBatch): void {
     let src = this.sources.get(batch.source);
-    if (!src) this.sources.set(batch.source, (src = { inFlight: 0, started: [], finished: new Array<number>(ROUTE_LABELS.length).fill(0), history: new InFlightHistory() }));
+    if (!src) this.sources.set(batch.source, (src = { inFlight: 0, started: [], finished: new Array<number>(ROUTE_LABELS.length).fill(0), history: new InFlightHistory(), models: new Map() }));
     this.health.beat(batch.source);
     src.inFlight = batch.inFlight;
     src.history.note(Date.now(), batch.generationInFlight ?? 0);
@@ -150,9 +156,16 @@ export class MetricsSide {
         this.log.error({ err: (err as Error).message, source: batch.source }, 'dropped an unreadable record batch');
       }
     }
+    // A batch's starts come before its finishes: a request is admitted in the batch it finishes in, or earlier.
+    for (const [model, n] of batch.startedByModel ?? []) src.models.set(model, (src.models.get(model) ?? 0) + n);
     for (const r of records) {
       src.finished[routeLabelIndex(r.route)]!++;
       if (r.outcome === 'ok' || r.outcome === 'stream_error') this.health.upstreamAnswered();
+      if (r.modelAdmitted) {
+        const left = (src.models.get(r.model) ?? 0) - 1;
+        if (left > 0) src.models.set(r.model, left);
+        else src.models.delete(r.model);
+      }
     }
     if (this.sources.size > 1) this.addOtherLoops(src, records);
     this.ingest({ records, inFlight: this.inFlightTotal() });
@@ -166,6 +179,8 @@ export class MetricsSide {
    */
   private addOtherLoops(own: { history: InFlightHistory }, records: RequestRecord[]): void {
     for (const r of records) {
+      // At its start, likewise (the slow-request log's figure); generation routes only, as the history.
+      if (routeByLabel(r.route).metered) for (const s of this.sources.values()) if (s !== own) r.inFlightAtStart += s.history.at(r.startedAt);
       if (r.inFlightAtFirstToken < 0) continue;
       const at = r.ttft >= 0 ? r.startedAt + r.ttft * 1000 : -1;
       for (const s of this.sources.values()) if (s !== own) r.inFlightAtFirstToken += at < 0 ? s.history.latest : s.history.at(at);
@@ -191,6 +206,18 @@ export class MetricsSide {
     });
     if (lost.length > 0) this.log.warn({ source, requests: lost.length }, 'counted the requests a dead proxy worker had in flight as worker_lost');
     this.ingest({ records: lost, inFlight: this.inFlightTotal() });
+  }
+
+  /** Generation requests in flight per model label, over every loop (labels as they are now). */
+  private inFlightByModel(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const s of this.sources.values()) {
+      for (const [model, n] of s.models) {
+        const label = this.models.label(model);
+        out.set(label, (out.get(label) ?? 0) + n);
+      }
+    }
+    return out;
   }
 
   private inFlightTotal(): number {

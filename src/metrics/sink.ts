@@ -30,8 +30,13 @@ export const HEARTBEAT_MS = 1000;
 export const FLUSH_MS = 20;
 
 export interface RecordSink {
-  /** A request arrived on `route` (a ROUTE_LABELS value); answers this loop's requests in flight, itself included. */
+  /**
+   * A request arrived on `route` (a ROUTE_LABELS value). Answers this loop's requests in
+   * flight, itself included: of generation requests for a generation route, else of all.
+   */
   started(route: string): number;
+  /** A generation request's model was read from its body (once per request, before it goes upstream). */
+  admitted(model: string): void;
   /** This loop's requests in flight now. */
   readonly inFlight: number;
   /** Of those, the generation requests (chat, completions): what in_flight_le bands. */
@@ -45,6 +50,8 @@ export class BatchingSink implements RecordSink {
   private readonly startedByRoute = new Array<number>(ROUTE_LABELS.length).fill(0);
   private live = 0;
   private generation = 0;
+  /** Models read since the last batch (admitted), per raw name. */
+  private admittedByModel = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
   private readonly loop: ProxyLoopMonitor;
   private readonly loopTimer: NodeJS.Timeout;
@@ -76,9 +83,14 @@ export class BatchingSink implements RecordSink {
   started(route: string): number {
     const i = routeLabelIndex(route);
     this.startedByRoute[i]!++;
-    if (GENERATION[i]) this.generation++;
+    this.live++;
     this.schedule();
-    return ++this.live;
+    return GENERATION[i] ? ++this.generation : this.live;
+  }
+
+  admitted(model: string): void {
+    this.admittedByModel.set(model, (this.admittedByModel.get(model) ?? 0) + 1);
+    this.schedule();
   }
 
   finished(record: RequestRecord): void {
@@ -104,7 +116,12 @@ export class BatchingSink implements RecordSink {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.lastFlush = performance.now();
-    this.deliver({ source: this.source, records: this.encoder.take(), inFlight: this.live, generationInFlight: this.generation, startedByRoute: [...this.startedByRoute] });
+    const byModel = this.admittedByModel.size > 0 ? [...this.admittedByModel] : null;
+    if (byModel) this.admittedByModel.clear();
+    this.deliver({
+      source: this.source, records: this.encoder.take(), inFlight: this.live, generationInFlight: this.generation,
+      startedByRoute: [...this.startedByRoute], startedByModel: byModel,
+    });
   }
 
   stop(): void {

@@ -42,6 +42,8 @@ const RETRYABLE = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
 export class Exchange implements Dispatcher.DispatchHandler {
   private meter: RequestMeter;
   private model = '';
+  /** The sink was told this request's model (its in-flight count per model). */
+  private modelAdmitted = false;
   private streamed = false;
   private status = 0;
   private finished = false;
@@ -83,6 +85,8 @@ export class Exchange implements Dispatcher.DispatchHandler {
       if (!raw) return;
       const gen = readGenerationRequest(raw, this.ctx.injectUsage);
       this.model = gen.model;
+      this.ctx.sink.admitted(gen.model);
+      this.modelAdmitted = true;
       this.streamed = gen.stream;
       injected = gen.injected;
       if (gen.unreadable) this.meter.failure = 'invalid_body';
@@ -300,6 +304,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
         end,
         errorType,
         tenant: this.ctx.tenant(this.req.headers),
+        modelAdmitted: this.modelAdmitted,
       }),
     );
   }

@@ -195,7 +195,7 @@ export class RequestMeter {
     if (f.error) this.sawErrorEvent = true;
   }
 
-  toRecord(base: { route: string; operation: string; model: string; status: number; streamed: boolean; outcome: Outcome; end: number; errorType: string | null; tenant: string | null }): RequestRecord {
+  toRecord(base: { route: string; operation: string; model: string; status: number; streamed: boolean; outcome: Outcome; end: number; errorType: string | null; tenant: string | null; modelAdmitted?: boolean }): RequestRecord {
     const ok = base.outcome === 'ok';
     let tokenSource: TokenSource = 'none';
     let outputTokens = 0;
@@ -226,6 +226,7 @@ export class RequestMeter {
       errorType: base.errorType,
       startedAt: performance.timeOrigin + this.t0,
       inputTokensKnown: this.promptTokens >= 0,
+      modelAdmitted: base.modelAdmitted ?? false,
       inFlightAtStart: this.inFlightAtStart,
       inFlightAtFirstToken: this.inFlightAtFirstToken,
       cachedInputTokens: this.cachedTokens,

@@ -28,7 +28,7 @@ export interface SlowEntry {
   e2eSeconds: number | null;
   inputTokens: number | null;
   outputTokens: number;
-  /** Generation requests in flight on the relaying proxy loop when this one arrived (per worker under --workers). */
+  /** Generation requests in flight at this proxy when this one arrived, itself included (machine-wide under --workers, the other workers' part ≤ 20 ms stale). */
   inFlightAtStart: number;
   tenant: string | null;
   /** SLOs this request missed. */

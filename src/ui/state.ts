@@ -36,6 +36,8 @@ export class StatusState {
   readonly engineCounters = new Ring(ENGINE_SLOTS, 3, (n) => new Float64Array(n), NaN);
   readonly startedAt: number;
   inFlight = 0;
+  /** Generation requests in flight per model label now (the proxy's count; empty until one is reported). */
+  inFlightByModel: ReadonlyMap<string, number> = new Map();
   gpus: GpuReading[] = [];
   engine: EngineReading | null = null;
   collectors: CollectorReading[] = [];
@@ -63,8 +65,9 @@ export class StatusState {
   }
 
   /** Records with their model already bounded into a label (`labelOf`), and the machine's requests in flight. */
-  ingest(records: readonly RequestRecord[], inFlight: number, labelOf: (model: string) => string): void {
+  ingest(records: readonly RequestRecord[], inFlight: number, labelOf: (model: string) => string, inFlightByModel?: ReadonlyMap<string, number>): void {
     this.inFlight = inFlight;
+    if (inFlightByModel) this.inFlightByModel = inFlightByModel;
     if (records.length === 0) return;
     const now = this.now();
     for (const r of records) {

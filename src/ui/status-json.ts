@@ -46,6 +46,8 @@ export interface ModelStatus {
   requestsPerSecond: number;
   outputTokensPerSecond: number;
   inputTokensPerSecond: number;
+  /** Generation requests of this model in flight now, machine-wide. */
+  inFlight: number;
   /** Time-average requests in flight over the rate window, from the E2E of those that finished. */
   concurrency: number;
   ttft: LatencyStats;
@@ -133,7 +135,7 @@ function modelStatus(state: StatusState, label: string, m: ModelState, second: n
   }
   return {
     model: label,
-    requestsPerSecond: round(r.requests)!, outputTokensPerSecond: round(r.outputTokens)!, inputTokensPerSecond: round(r.inputTokens)!, concurrency: round(r.concurrency)!,
+    requestsPerSecond: round(r.requests)!, outputTokensPerSecond: round(r.outputTokens)!, inputTokensPerSecond: round(r.inputTokens)!, inFlight: state.inFlightByModel.get(label) ?? 0, concurrency: round(r.concurrency)!,
     ttft: stats(m.latency('ttft', second)), tpot: stats(m.latency('tpot', second)), e2e: stats(m.latency('e2e', second)),
     outcomes5m: m.outcomes(now, WINDOWS['5m']), slos, lastSeenAt: Math.round(m.lastSeen),
   };

@@ -16,6 +16,7 @@ import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.js';
 import { startFakeEngine, type FakeEngine } from '../fakes/engine-metrics-server.js';
 import { FAKE_NVIDIA_SMI } from '../fakes/gpu.js';
 import { chat, metricsBase, status, statusValidator, statusWhen } from './ui-helpers.js';
+import type { StatusDocument } from '../../src/ui/status-json.js';
 
 const MARKER = 'ui-secret-marker-7f3a9c';
 const ENGINE_TEXT = [
@@ -58,7 +59,8 @@ after(async () => {
 });
 
 test('the status JSON validates against its schema and agrees with /metrics', { timeout: 30_000 }, async () => {
-  const doc = await statusWhen(base, (d) => d.models.length === 2 && d.models.every((m) => m.ttft.count > 0)
+  // Every request's record, not just the first of each model (the last batch may still be on its way).
+  const doc = await statusWhen(base, (d) => d.models.length === 2 && d.models.find((m) => m.model === 'fake-model')?.ttft.count === 6 && d.models.find((m) => m.model === 'fake-model-2')?.ttft.count === 3
     && d.gpus.length === 2 && d.engine?.kvCacheUsage != null && d.collectors.some((c) => c.name === 'gpu' && c.up));
   assert.ok(validate(doc), JSON.stringify(validate.errors, null, 1));
   const { samples } = await scrape(proxy.metricsUrl);
@@ -163,4 +165,18 @@ test('--ui=false: no page, no assets, no endpoint; /metrics as before', async ()
   } finally {
     await off.close();
   }
+});
+
+test('per model in flight: the streams still running, counted from the proxy, back to 0 when they end', { timeout: 20_000 }, async () => {
+  const before = (await status(base)).doc;
+  assert.ok(before.models.every((m) => m.inFlight === 0), JSON.stringify(before.models.map((m) => [m.model, m.inFlight])));
+  const slow = [0, 1, 2].map(() => chat(proxy.url, 'fake-model-2', { firstMs: 1500, chunks: 2, gapMs: 10 }));
+  const one = chat(proxy.url, 'fake-model', { firstMs: 1500, chunks: 2, gapMs: 10 });
+  const inFlight = (d: StatusDocument, model: string) => d.models.find((m) => m.model === model)?.inFlight;
+  const during = await statusWhen(base, (d) => inFlight(d, 'fake-model-2') === 3 && inFlight(d, 'fake-model') === 1);
+  assert.ok(validate(during), JSON.stringify(validate.errors));
+  assert.equal(during.inFlight, 4, 'the machine-wide figure agrees');
+  await Promise.all([...slow, one]);
+  const afterwards = await statusWhen(base, (d) => d.models.every((m) => m.inFlight === 0));
+  assert.equal(afterwards.inFlight, 0);
 });

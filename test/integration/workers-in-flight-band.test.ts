@@ -37,3 +37,28 @@ test('24 concurrent streams over two workers are in band 32 (machine-wide), one 
   assert.equal(sumSamples(s, name, { in_flight_le: '1' }), 1);
   assert.equal(sumSamples(s, name, { in_flight_le: '32' }), 24, `bands: ${JSON.stringify(s.filter((x) => x.name === name).map((x) => [x.labels['in_flight_le'], x.value]))}`);
 });
+
+test('the slow-request log counts in flight at start machine-wide: 12 streams on two workers, then 12 more each see at least 13', async () => {
+  const body = (firstMs: number) => JSON.stringify({ model: 'fake-model', stream: true, fake: { schedule: { firstMs, chunks: 5, gapMs: 60 } } });
+  const agent = new Agent({ connections: 32 });
+  const one = async (firstMs: number) => {
+    const res = await request(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body(firstMs), dispatcher: agent });
+    await res.body.text();
+  };
+  // The first 12 run 300 + 240 ms; 200 ms in (their counts long reported), 12 more start, slower to their first token.
+  const first = Array.from({ length: 12 }, () => one(300));
+  await new Promise((r) => setTimeout(r, 200));
+  await Promise.all([...first, ...Array.from({ length: 12 }, () => one(450))]);
+  await agent.close();
+  const metricsBase = proxy.metricsUrl.replace(/\/metrics$/, '');
+  let entries: { ttftSeconds: number; inFlightAtStart: number }[] = [];
+  for (let i = 0; i < 50 && entries.filter((e) => e.ttftSeconds >= 0.45).length < 10; i++) {
+    const res = await request(`${metricsBase}/debug/requests?model=fake-model`);
+    const doc = (await res.body.json()) as { models: { slowestTtft: { ttftSeconds: number; inFlightAtStart: number }[] }[] };
+    entries = doc.models[0]?.slowestTtft ?? [];
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const late = entries.filter((e) => e.ttftSeconds >= 0.45);
+  assert.equal(late.length, 10, JSON.stringify(entries));
+  for (const e of late) assert.ok(e.inFlightAtStart >= 13 && e.inFlightAtStart <= 24, `in flight at start ${e.inFlightAtStart}: ${JSON.stringify(late.map((x) => x.inFlightAtStart))}`);
+});

@@ -23,6 +23,7 @@ function record(i: number): RequestRecord {
     errorType: i % 7 ? null : 'upstream_refused',
     startedAt: 1_780_000_000_000 + i * 0.125,
     inputTokensKnown: i % 3 === 0,
+    modelAdmitted: i % 4 === 1,
     inFlightAtStart: i % 300,
     inFlightAtFirstToken: i % 5 ? i % 200 : -1,
     cachedInputTokens: i % 4 ? -1 : i * 2,

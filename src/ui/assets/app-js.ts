@@ -95,7 +95,7 @@ export const APP_JS = String.raw`'use strict';
       name.title = m.model;
       cell(tr, fmtNum(m.requestsPerSecond, 'req/s'), 'rps', m.requestsPerSecond);
       cell(tr, fmtNum(m.outputTokensPerSecond, 'tok/s'), 'tps', m.outputTokensPerSecond);
-      cell(tr, fmtNum(m.inFlight, ''), 'inflight', m.inFlight);
+      cell(tr, fmtNum(m.inFlight, '', 0), 'inflight', m.inFlight);
       cell(tr, fmtNum(m.concurrency, ''), 'concurrency', m.concurrency);
       latencyCells(tr, 'ttft', m.ttft); latencyCells(tr, 'tpot', m.tpot); latencyCells(tr, 'e2e', m.e2e);
       var outs = Object.keys(m.outcomes5m).map(function (o) { return o + ' ' + m.outcomes5m[o]; }).join(', ');

@@ -27,6 +27,9 @@ const EXPORTERS: Record<OtlpProtocol, (url: string) => SpanExporter> = {
   },
 };
 
+/** How long a span waits for its batch by default (the SDK's is 5000 ms). */
+export const DEFAULT_SCHEDULE_DELAY_MS = 1000;
+
 export interface SpanOptions {
   provider: string;
   /** The upstream's host and port (server.address / server.port). */
@@ -75,12 +78,14 @@ export function spanOf(r: RequestRecord, opts: SpanOptions, endMs: number): Read
   const endTime = hrTime(end);
   const durationMs = end - start;
   const traceId = r.traceId!;
+  // Only the ids: a closure over `r` would keep the whole record (its gaps too) alive in the export queue.
+  const spanId = r.spanId!;
   return {
     name: r.model ? `${r.operation} ${r.model}` : r.operation,
     // A gateway span is the client of the model server (GenAI spans are CLIENT); the server's spans hang below.
     kind: SpanKind.CLIENT,
     // Exported means recorded: a span kept for failing was unsampled on the wire, but is sampled here.
-    spanContext: () => ({ traceId, spanId: r.spanId!, traceFlags: 1 }),
+    spanContext: () => ({ traceId, spanId, traceFlags: 1 }),
     parentSpanContext: r.parentSpanId ? { traceId, spanId: r.parentSpanId, traceFlags: r.traceFlags, isRemote: true } : undefined,
     startTime,
     endTime,
@@ -143,7 +148,10 @@ export class SpanExport {
     exporter: SpanExporter = EXPORTERS[settings.protocol](settings.endpoint),
   ) {
     this.exporter = new ReportingSpanExporter(exporter, log, settings.endpoint);
-    this.processor = new BatchSpanProcessor(this.exporter);
+    // Spans waiting in the queue survive young-generation collections and get promoted: a
+    // shorter default delay than the SDK's 5 s keeps fewer of them (OTEL_BSP_SCHEDULE_DELAY still wins).
+    const delay = process.env['OTEL_BSP_SCHEDULE_DELAY'] === undefined ? { scheduledDelayMillis: DEFAULT_SCHEDULE_DELAY_MS } : {};
+    this.processor = new BatchSpanProcessor(this.exporter, delay);
   }
 
   add(r: RequestRecord, nowMs: number): void {

@@ -64,7 +64,8 @@ export class HistogramSeries {
 
 interface Value {
   labels: Record<string, string | number>;
-  sharedLabels: Record<string, string>;
+  /** Only in what getForPromString() gives the text renderer. */
+  sharedLabels?: Record<string, string>;
   value: number;
   metricName: string;
   /** Shaped as prom-client's: null (or the bucket's exemplar) on bucket lines, undefined on _sum and _count. */
@@ -107,40 +108,38 @@ export class SeriesHistogram {
   }
 
   /** prom-client's metric interface, as its Histogram has it: every label on each value, exemplars on buckets. */
-  async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: Omit<Value, 'sharedLabels'>[] }> {
-    const values: Omit<Value, 'sharedLabels'>[] = [];
-    const bucket = `${this.name}_bucket`;
-    for (const s of this.series.values()) {
-      let acc = 0;
-      const ex = s.exemplars;
-      for (let i = 0; i < this.bounds.length; i++) {
-        acc += s.counts[i]!;
-        values.push({ labels: { le: this.bounds[i]!, ...s.labels }, value: acc, metricName: bucket, exemplar: ex?.[i] ?? null });
-      }
-      values.push({ labels: { le: '+Inf', ...s.labels }, value: s.count, metricName: bucket, exemplar: ex?.[this.bounds.length] ?? null });
-      values.push({ labels: { ...s.labels }, value: s.sum, metricName: `${this.name}_sum`, exemplar: undefined });
-      values.push({ labels: { ...s.labels }, value: s.count, metricName: `${this.name}_count`, exemplar: undefined });
-    }
-    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: Value[] }> {
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values: this.values(false) };
   }
 
   /** What the registry renders to text: a series' labels shared by its lines (formatted once). */
   async getForPromString(): Promise<{ name: string; help: string; type: string; aggregator: string; values: Value[] }> {
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values: this.values(true) };
+  }
+
+  /**
+   * Every series' bucket, sum and count lines. `shared`: the series' labels go in
+   * `sharedLabels` (the text renderer formats them once); else they are merged into each
+   * line's labels. prom-client's 0.0.4 text never prints exemplars; the OpenMetrics renderer does.
+   */
+  private values(shared: boolean): Value[] {
     const values: Value[] = [];
     const bucket = `${this.name}_bucket`;
     for (const s of this.series.values()) {
+      const at = shared
+        ? (own: Record<string, string | number>) => ({ labels: own, sharedLabels: s.labels })
+        : (own: Record<string, string | number>) => ({ labels: { ...own, ...s.labels } });
       let acc = 0;
-      // prom-client's 0.0.4 text never prints exemplars; the OpenMetrics renderer does.
       const ex = s.exemplars;
       for (let i = 0; i < this.bounds.length; i++) {
         acc += s.counts[i]!;
-        values.push({ labels: { le: this.bounds[i]! }, sharedLabels: s.labels, value: acc, metricName: bucket, exemplar: ex?.[i] ?? null });
+        values.push({ ...at({ le: this.bounds[i]! }), value: acc, metricName: bucket, exemplar: ex?.[i] ?? null });
       }
-      values.push({ labels: { le: '+Inf' }, sharedLabels: s.labels, value: s.count, metricName: bucket, exemplar: ex?.[this.bounds.length] ?? null });
-      values.push({ labels: {}, sharedLabels: s.labels, value: s.sum, metricName: `${this.name}_sum`, exemplar: undefined });
-      values.push({ labels: {}, sharedLabels: s.labels, value: s.count, metricName: `${this.name}_count`, exemplar: undefined });
+      values.push({ ...at({ le: '+Inf' }), value: s.count, metricName: bucket, exemplar: ex?.[this.bounds.length] ?? null });
+      values.push({ ...at({}), value: s.sum, metricName: `${this.name}_sum`, exemplar: undefined });
+      values.push({ ...at({}), value: s.count, metricName: `${this.name}_count`, exemplar: undefined });
     }
-    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+    return values;
   }
 
   reset(): void {

@@ -22,7 +22,7 @@ import { createExporter } from './otlp-export.js';
 import type { HistogramAggregation, OtlpSettings } from './otlp-env.js';
 import { ATTR, OTLP_INSTRUMENTS, instrumentSpec, type InstrumentKey } from './otlp-instruments.js';
 import { tpotSeconds, type RecordBatch, type RequestRecord } from './record.js';
-import { judge } from '../slo/judge.js';
+import { judge, type Verdict } from '../slo/judge.js';
 import type { SloConfig } from '../slo/config.js';
 
 const GENERATION_OPERATIONS = new Set(['chat', 'text_completion']);
@@ -99,11 +99,11 @@ export class OtlpRecorder {
 
   ingest(batch: RecordBatch): void {
     this.inFlight = batch.inFlight;
-    for (const r of batch.records) this.record(r);
+    batch.records.forEach((r, i) => this.record(r, batch.verdicts?.[i]));
   }
 
   /** The same decisions as the Prometheus side (prometheus.ts), in OTel spelling. */
-  record(r: RequestRecord): void {
+  record(r: RequestRecord, judged?: Verdict[] | null): void {
     const model = this.opts.modelLabel(r.model);
     const base: Attributes = { [ATTR.operation]: r.operation, [ATTR.provider]: this.opts.provider, [ATTR.model]: model };
     const failed = r.outcome !== 'ok';
@@ -123,7 +123,7 @@ export class OtlpRecorder {
     // Semantic conventions: request duration covers failed requests too, marked by error.type.
     // Filter on error.type being absent for the ok-only E2E that /metrics exports.
     else if (failed && r.e2e >= 0) this.h.e2e.record(r.e2e, { ...base, [ATTR.errorType]: errorType });
-    this.recordSlo(model, r);
+    this.recordSlo(model, r, judged);
   }
 
   private recordTimings(r: RequestRecord, base: Attributes): void {
@@ -136,8 +136,8 @@ export class OtlpRecorder {
     if (tpot >= 0) this.h.tpot.record(tpot, base);
   }
 
-  private recordSlo(model: string, r: RequestRecord): void {
-    const verdicts = judge(this.opts.slos, model, r);
+  private recordSlo(model: string, r: RequestRecord, judged: Verdict[] | null | undefined): void {
+    const verdicts = judged !== undefined ? judged : judge(this.opts.slos, model, r);
     if (!verdicts) return;
     const attrs = { [ATTR.model]: model };
     let allGood = true;

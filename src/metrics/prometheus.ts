@@ -7,7 +7,7 @@ import { REQUEST_METRICS, TENANT_LABEL, type BucketSet, type MetricDef } from '.
 import { SeriesHistogram, type HistogramSeries } from './histogram.js';
 import { SeriesCounter } from './counter.js';
 import { tpotSeconds, type RecordBatch, type RequestRecord } from './record.js';
-import { judge } from '../slo/judge.js';
+import { judge, type Verdict } from '../slo/judge.js';
 import { SLO_NAMES, sloSeries, thresholdsFor, type SloConfig } from '../slo/config.js';
 import { BreakdownHistograms, exportedLabels, type BreakdownSettings } from './breakdown-metrics.js';
 import { DEFAULT_IN_FLIGHT_BANDS, DEFAULT_PROMPT_CLASSES, TenantLabels, type TenantSettings } from './breakdown.js';
@@ -202,7 +202,7 @@ export class RequestMetrics {
 
   ingest(batch: RecordBatch): void {
     this.inFlight.set(batch.inFlight);
-    for (const r of batch.records) this.record(r);
+    batch.records.forEach((r, i) => this.record(r, batch.verdicts?.[i]));
   }
 
   private bind(operation: string, model: string, tenant: string): Bound {
@@ -240,7 +240,8 @@ export class RequestMetrics {
   }
 
   /** One finished request (its inFlightAtFirstToken machine-wide: MetricsSide.ingestWire). */
-  record(r: RequestRecord): void {
+  /** `judged`: the record's verdicts if the caller has them (RecordBatch.verdicts). */
+  record(r: RequestRecord, judged?: Verdict[] | null): void {
     const model = this.modelLabel(r.model);
     const tenant = this.tenantCounters ? this.tenants.label(r.tenant) : '';
     const bound = this.bind(r.operation, model, tenant);
@@ -264,7 +265,7 @@ export class RequestMetrics {
     if (r.reasoningTokens > 0) this.tokens.inc({ ...labels, gen_ai_token_type: 'reasoning' }, r.reasoningTokens);
     if (r.outcome !== 'rejected' && r.outcome !== 'worker_lost') this.tokenSource.inc({ source: r.tokenSource });
 
-    const verdicts = judge(this.slos, model, r);
+    const verdicts = judged !== undefined ? judged : judge(this.slos, model, r);
     const timed = r.outcome === 'ok' && !r.meteringFailure;
     this.breakdown.record(r, bound.labels, r.inFlightAtFirstToken, timed);
     if (timed) {

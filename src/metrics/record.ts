@@ -2,6 +2,7 @@
  * The one compact record the proxy hands to the metrics side per finished request.
  * Everything the exporters need is here; nothing here is a prompt, a completion or a secret.
  */
+import type { Verdict } from '../slo/judge.js';
 
 /**
  * Exactly one per request (DESIGN.md). `rejected`: infermeter itself refused the request
@@ -103,6 +104,11 @@ export interface RecordBatch {
   inFlight: number;
   /** Generation requests in flight per model label, machine-wide (absent where no one counts them). */
   inFlightByModel?: ReadonlyMap<string, number>;
+  /**
+   * Each record's SLO verdicts (slo/judge.ts), by index: judged once by the metrics side for
+   * every exporter. Absent: each consumer judges for itself.
+   */
+  verdicts?: (Verdict[] | null)[];
 }
 
 /**

@@ -33,6 +33,7 @@ export type ReloadResult = { ok: true; live: LiveSettings; restartNeeded: string
 import { OPENMETRICS_CONTENT_TYPE, renderOpenMetrics } from './openmetrics.js';
 import { RequestTrail } from '../trace/trail.js';
 import { serveDebugRequests } from '../trace/debug-route.js';
+import { judge } from '../slo/judge.js';
 import { StatusPage } from '../ui/status-page.js';
 import { slowLogProvider } from '../ui/slow-requests.js';
 
@@ -125,12 +126,15 @@ export class MetricsSide {
       // Only the records wait for their labels; the in-flight gauge moves at once.
       if (batch.records.length > 0) this.early.push(batch.records);
       batch = { records: [], inFlight: batch.inFlight };
-    } else if (this.statusPage && !batch.inFlightByModel) {
-      batch = { ...batch, inFlightByModel: this.inFlightByModel() };
+    } else {
+      // Judged once here for every exporter below, with the labels they use.
+      const verdicts = batch.verdicts ?? batch.records.map((r) => judge(this.config.slos, this.models.label(r.model), r));
+      const inFlightByModel = batch.inFlightByModel ?? (this.statusPage ? this.inFlightByModel() : undefined);
+      batch = { ...batch, verdicts, inFlightByModel };
     }
     this.requests.ingest(batch);
     this.otlp?.ingest(batch);
-    this.trail.ingest(batch.records);
+    this.trail.ingest(batch.records, batch.verdicts);
     this.statusPage?.ingest(batch);
   }
 

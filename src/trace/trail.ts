@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { RequestRecord } from '../metrics/record.js';
-import { judge } from '../slo/judge.js';
+import { judge, type Verdict } from '../slo/judge.js';
 import type { SloName } from '../slo/config.js';
 import { SlowLog } from './slow-log.js';
 import type { SpanExport } from './spans.js';
@@ -67,10 +67,12 @@ export class RequestTrail {
     this.slos = slos;
   }
 
-  ingest(records: readonly RequestRecord[]): void {
-    for (const r of records) {
+  /** `verdicts`: the records' SLO verdicts by index, if the caller judged them (RecordBatch.verdicts). */
+  ingest(records: readonly RequestRecord[], verdicts?: readonly (Verdict[] | null)[]): void {
+    records.forEach((r, i) => {
       const model = this.modelLabel(r.model);
-      const breached = breachedSlos({ slos: this.slos }, model, r);
+      const judged = verdicts?.[i];
+      const breached = missed(judged !== undefined ? judged : judge(this.slos, model, r));
       this.slowLog.add(r, model, breached);
       if (breached.length > 0 && r.outcome === 'ok') this.logBreach(r, model, breached);
       if (r.traceId !== null && ((r.traceFlags & 1) === 1 || (this.config.traceKeepFailures && (r.outcome !== 'ok' || breached.length > 0)))) {
@@ -78,7 +80,7 @@ export class RequestTrail {
         // The gaps are not part of a span: a waiting record keeps only what its span needs.
         else if (this.pending && this.pending.length < MAX_PENDING_SPANS) this.pending.push({ ...r, chunkGaps: null });
       }
-    }
+    });
   }
 
   private logBreach(r: RequestRecord, model: string, breached: SloName[]): void {
@@ -103,7 +105,10 @@ export class RequestTrail {
 
 /** The SLOs `r` missed (a failed request misses every SLO it is judged on). */
 export function breachedSlos(config: Pick<Config, 'slos'>, model: string, r: RequestRecord): SloName[] {
-  const verdicts = judge(config.slos, model, r);
+  return missed(judge(config.slos, model, r));
+}
+
+function missed(verdicts: readonly Verdict[] | null): SloName[] {
   if (!verdicts) return [];
   const out: SloName[] = [];
   for (const v of verdicts) if (!v.good) out.push(v.name);

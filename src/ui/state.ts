@@ -7,7 +7,7 @@
  */
 import type { Registry } from 'prom-client';
 import type { RequestRecord } from '../metrics/record.js';
-import { judge } from '../slo/judge.js';
+import { judge, type Verdict } from '../slo/judge.js';
 import type { SloConfig } from '../slo/config.js';
 import { Ring } from './ring.js';
 import { CHART_SECONDS, COARSE_SLOT_SECONDS, COARSE_SLOTS, ModelState } from './model-state.js';
@@ -65,19 +65,23 @@ export class StatusState {
   }
 
   /** Records with their model already bounded into a label (`labelOf`), and the machine's requests in flight. */
-  ingest(records: readonly RequestRecord[], inFlight: number, labelOf: (model: string) => string, inFlightByModel?: ReadonlyMap<string, number>): void {
+  ingest(
+    records: readonly RequestRecord[], inFlight: number, labelOf: (model: string) => string,
+    inFlightByModel?: ReadonlyMap<string, number>, judged?: readonly (Verdict[] | null)[],
+  ): void {
     this.inFlight = inFlight;
     if (inFlightByModel) this.inFlightByModel = inFlightByModel;
     if (records.length === 0) return;
     const now = this.now();
-    for (const r of records) {
+    records.forEach((r, i) => {
       const label = labelOf(r.model);
       let m = this.models.get(label);
       if (!m) this.models.set(label, (m = new ModelState(this.random)));
-      const verdicts = judge(this.opts.slos, label, r);
+      const given = judged?.[i];
+      const verdicts = given !== undefined ? given : judge(this.opts.slos, label, r);
       m.record(r, verdicts, now);
       this.all.record(r, verdicts, now);
-    }
+    });
   }
 
   /**

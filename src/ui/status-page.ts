@@ -70,7 +70,7 @@ export class StatusPage {
   }
 
   ingest(batch: RecordBatch): void {
-    this.state.ingest(batch.records, batch.inFlight, this.opts.labelOf, batch.inFlightByModel);
+    this.state.ingest(batch.records, batch.inFlight, this.opts.labelOf, batch.inFlightByModel, batch.verdicts);
   }
 
   start(): void {

@@ -11,11 +11,11 @@
  */
 import { Histogram, Registry } from 'prom-client';
 import { SeriesHistogram } from '../src/metrics/histogram.js';
-import { DEFAULT_BUCKETS, type BucketSet } from '../src/metrics/catalog.js';
+import { DEFAULT_BUCKETS, type BucketSet } from '../src/lib/metric-def.js';
 import { RequestMetrics } from '../src/metrics/prometheus.js';
-import { encodeRegistry } from '../src/metrics/exposition-proto.js';
+import { encodeRegistry } from '../src/exporters/prometheus/proto.js';
 import { DEFAULT_NATIVE, NativeSeries } from '../src/metrics/native.js';
-import { UNMEASURED, type RequestRecord } from '../src/metrics/record.js';
+import { UNMEASURED, type RequestRecord } from '../src/record/record.js';
 import { parseSloConfig } from '../src/slo/config.js';
 import { mulberry32 } from '../src/lib/prng.js';
 import { percentile, sorted } from './lib.js';

@@ -1,7 +1,7 @@
 /** npm run docs: regenerates README.md's flag and metric tables from the code. */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { renderReadme, seriesFacts } from '../src/lib/readme-tables.js';
-import { readSloConfig } from '../src/slo/rules-command.js';
+import { renderReadme, seriesFacts } from './readme-tables.js';
+import { readSloConfig } from '../src/ops/rules-command.js';
 
 const path = new URL('../../README.md', import.meta.url);
 const slos = readSloConfig(new URL('../../examples/infermeter.yaml', import.meta.url).pathname);

@@ -3,9 +3,9 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { addConfigOptions, resolveConfig } from './config.js';
-import { ConfigError } from './errors.js';
+import { ConfigError } from './lib/errors.js';
 import { createLogger } from './lib/log.js';
-import { runDaemon } from './main.js';
+import { runDaemon } from './daemon/main.js';
 import { SUBCOMMANDS } from './commands.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { rulesCommand } from './slo/rules-command.js';
+import { rulesCommand } from './ops/rules-command.js';
 import { simulateCommand } from './sim/command.js';
 import { demoCommand } from './demo/command.js';
 import { benchCommand } from './bench/command.js';

@@ -1,28 +1,29 @@
 /**
  * One typed schema for flags, environment variables and the config file.
  * Precedence: flag > environment > config file > default. A bad value stops startup
- * with the flag's name and what was expected.
+ * with the flag's name and what was expected. Config extends the options type of every room
+ * (ProxyOptions, CollectorOptions, SideOptions, ...); nothing below this file imports it
+ * (docs/architecture.md).
  */
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { parse as parseYaml } from 'yaml';
-import { ConfigError } from './errors.js';
-import { DEFAULT_BUCKETS, type BucketSet } from './metrics/catalog.js';
+import { ConfigError } from './lib/errors.js';
+import { ENGINES, type EngineKind } from './lib/engines.js';
+import { LOG_LEVELS, type LogLevel } from './lib/log.js';
+import { DEFAULT_BUCKETS, type BucketSet } from './lib/metric-def.js';
 import {
   oneOf, parseBool, parseDuration, parseHostPort, parseHttpUrl, parseList, parsePositiveInt, parseSize, type HostPort,
 } from './lib/parse.js';
-import { AUTO_MAX, parseWorkers } from './cluster/cpus.js';
+import { AUTO_MAX, parseWorkers } from './lib/cpus.js';
 import { checkTlsFiles } from './lib/tls.js';
 import { parseSloConfig, thresholdsInBucketSet, type SloConfig } from './slo/config.js';
-import { traceSettings, type TraceSettings } from './trace/env.js';
+import { traceSettings, type TraceSettings } from './lib/trace-env.js';
 import { DEFAULT_IN_FLIGHT_BANDS, DEFAULT_PROMPT_CLASSES, parseBounds } from './metrics/breakdown.js';
 import { TENANT_SOURCES, type TenantSource } from './proxy/tenant.js';
 
-export const ENGINES = ['vllm', 'sglang', 'tgi', 'llamacpp', 'trtllm', 'ollama', 'openai'] as const;
-export type EngineKind = (typeof ENGINES)[number];
 /** Engines whose older releases reject an unknown `stream_options` field: no injection unless asked. */
 const ENGINES_WITHOUT_STREAM_OPTIONS = new Set<EngineKind>(['tgi']);
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** Plain data only: the config crosses into the metrics worker by structured clone. */
 export interface Config {
@@ -41,7 +42,7 @@ export interface Config {
   upstreamConnections: number;
   /** Proxy processes: 1 runs the proxy in this process; more run a node:cluster (cluster/). */
   workers: number;
-  logLevel: (typeof LOG_LEVELS)[number];
+  logLevel: LogLevel;
   nvidiaSmi: string;
   dmonColumns: string;
   gpuInterval: number;

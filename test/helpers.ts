@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { request } from 'undici';
 import { resolveConfig, type Config } from '../src/config.js';
-import { startInfermeter, type Running } from '../src/main.js';
+import { startInfermeter } from '../src/daemon/main.js';
+import type { Running } from '../src/daemon/start.js';
 import { parsePrometheusText, sumSamples, type Sample } from '../src/lib/prom-text.js';
 import { startFakeUpstream, type FakeEvent, type FakeUpstream } from './fakes/upstream.js';
 

@@ -8,7 +8,7 @@ import { request } from 'undici';
 import { runCommand } from '../lib/spawn.js';
 import { parseQueryCsv, queryNumber } from '../collectors/gpu/query.js';
 import { MIB } from '../collectors/gpu/columns.js';
-import { ENGINES, type EngineKind } from '../config.js';
+import { ENGINES, type EngineKind } from '../lib/engines.js';
 
 export interface GpuEnvironment {
   available: boolean;

@@ -11,7 +11,7 @@ import { normalizeScrape } from '../collectors/engine/collector.js';
 import { aliasTable } from '../collectors/engine/aliases.js';
 import { ScrapeClient } from '../collectors/engine/scrape.js';
 import type { Snapshot } from '../collectors/engine/normalize.js';
-import type { EngineKind } from '../config.js';
+import type { EngineKind } from '../lib/engines.js';
 import type { EngineSample, GpuSample } from './report.js';
 
 export interface MonitorOptions {

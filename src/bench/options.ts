@@ -1,8 +1,9 @@
 /** `infermeter bench` flags → BenchOptions; fails fast naming the bad flag (exit 2). */
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../lib/errors.js';
 import { oneOf, parseDuration, parseHttpUrl, parseList } from '../lib/parse.js';
 import { SLO_NAMES, type Thresholds } from '../slo/config.js';
-import { ENGINES, loadConfigFile } from '../config.js';
+import { loadConfigFile } from '../config.js';
+import { ENGINES } from '../lib/engines.js';
 import { BENCH_SLOS } from './report.js';
 import type { BenchOptions } from './run.js';
 

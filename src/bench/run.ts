@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { Agent } from 'undici';
 import { runLoad } from '../sim/load.js';
 import { prng } from '../sim/text.js';
-import type { EngineKind } from '../config.js';
+import type { EngineKind } from '../lib/engines.js';
 import type { Thresholds } from '../slo/config.js';
 import { engineEnvironment, gpuEnvironment, hostEnvironment, infermeterVersion } from './environment.js';
 import { Monitor } from './monitor.js';

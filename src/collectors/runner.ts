@@ -1,8 +1,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
-import { COLLECTOR_HEALTH_METRICS } from '../metrics/catalog.js';
-import type { Config } from '../config.js';
-import { CollectorError, type Collector, type CollectorEntry } from './types.js';
+import { COLLECTOR_HEALTH_METRICS } from './health-metrics.js';
+import { CollectorError, type Collector, type CollectorEntry, type CollectorOptions } from './types.js';
 
 const [UP, LAST_SUCCESS, DURATION, ERRORS] = COLLECTOR_HEALTH_METRICS;
 
@@ -19,7 +18,7 @@ export class CollectorRunner {
 
   constructor(
     private readonly registry: Registry,
-    private readonly config: Config,
+    private readonly config: CollectorOptions,
     private readonly log: Logger,
   ) {
     this.up = new Gauge({ name: UP.name, help: UP.help, labelNames: UP.labels, registers: [registry] });

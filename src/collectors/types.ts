@@ -1,11 +1,28 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { Config } from '../config.js';
+import type { EngineKind } from '../lib/engines.js';
+import type { UpstreamTlsFiles } from '../lib/tls.js';
+
+/** What the collectors read of the configuration (config.ts's CollectorOptions carries it; docs/architecture.md). */
+export interface CollectorOptions extends UpstreamTlsFiles {
+  engine: EngineKind;
+  nvidiaSmi: string;
+  dmonColumns: string;
+  gpuInterval: number;
+  gpuSource: 'auto' | 'nvidia-smi' | 'dcgm-exporter';
+  dcgmExporterUrl: string;
+  engineMetrics: string;
+  engineInterval: number;
+  hostInterval: number;
+  collectorGpu: boolean;
+  collectorEngine: boolean;
+  collectorHost: boolean;
+}
 
 /** What a collector gets to work with. The registry is passed in: no global singletons. */
 export interface CollectorContext {
   registry: Registry;
-  config: Config;
+  config: CollectorOptions;
   log: Logger;
 }
 
@@ -23,8 +40,8 @@ export interface Collector {
 export interface CollectorEntry {
   name: string;
   /** Seconds between runs, from config. */
-  interval(config: Config): number;
-  enabled(config: Config): boolean;
+  interval(config: CollectorOptions): number;
+  enabled(config: CollectorOptions): boolean;
   create(ctx: CollectorContext): Collector;
 }
 

@@ -8,12 +8,12 @@ import { Command } from 'commander';
 import { request } from 'undici';
 import { pino } from 'pino';
 import { loadConfigFile, resolveConfig } from '../config.js';
-import { startInfermeter } from '../main.js';
+import { startInfermeter } from '../daemon/main.js';
 import { startSimulator } from '../sim/index.js';
 import { runLoad } from '../sim/load.js';
 import { sumSamples, type Sample } from '../lib/prom-text.js';
 import { parseDuration, parseList } from '../lib/parse.js';
-import { decodeMetricFamilies, PROTOBUF_CONTENT_TYPE, type DecodedFamily } from '../metrics/exposition-proto.js';
+import { decodeMetricFamilies, PROTOBUF_CONTENT_TYPE, type DecodedFamily } from '../exporters/prometheus/proto.js';
 import { nativeCounts, nativeQuantileOfDelta } from './native-quantile.js';
 import { parseSloConfig } from '../slo/config.js';
 

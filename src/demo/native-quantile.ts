@@ -5,7 +5,7 @@
  * (schema 3), where the classic ones the line used before were up to 2x. Pure.
  */
 import { bucketsOf, bucketUpperBound, type BucketSpan } from '../metrics/native.js';
-import type { DecodedFamily } from '../metrics/exposition-proto.js';
+import type { DecodedFamily } from '../exporters/prometheus/proto.js';
 
 /** One native histogram's positive side: schema, zero count and absolute bucket counts. */
 export interface NativeCounts {

@@ -1,5 +1,8 @@
 import { pino, type Logger } from 'pino';
 
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
 /** Every logger of one createLogger family (the root and its children), for a live level change. */
 const FAMILY = Symbol('infermeter.logFamily');
 type Family = Set<WeakRef<Logger>>;

@@ -7,10 +7,22 @@
 import { readFileSync } from 'node:fs';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { createSecureContext, type ConnectionOptions } from 'node:tls';
-import { ConfigError } from '../errors.js';
-import type { Config } from '../config.js';
+import { ConfigError } from './errors.js';
 
-type TlsFiles = Pick<Config, 'upstream' | 'upstreamCa' | 'upstreamCert' | 'upstreamKey' | 'upstreamInsecureSkipVerify' | 'tlsCert' | 'tlsKey' | 'metricsTlsCert' | 'metricsTlsKey'>;
+/** The TLS settings, as paths ('' = unset); config.ts's Config carries them under these names. */
+export interface UpstreamTlsFiles {
+  upstream: string;
+  upstreamCa: string;
+  upstreamCert: string;
+  upstreamKey: string;
+  upstreamInsecureSkipVerify: boolean;
+}
+export interface TlsFiles extends UpstreamTlsFiles {
+  tlsCert: string;
+  tlsKey: string;
+  metricsTlsCert: string;
+  metricsTlsKey: string;
+}
 
 function read(path: string, flag: string): string {
   try {
@@ -67,7 +79,7 @@ export function checkTlsFiles(cfg: TlsFiles): void {
 }
 
 /** The TLS options of every connection to the upstream (undici's `connect`); undefined for plain http. */
-export function upstreamConnectOptions(cfg: TlsFiles): ConnectionOptions | undefined {
+export function upstreamConnectOptions(cfg: UpstreamTlsFiles): ConnectionOptions | undefined {
   if (!cfg.upstream.startsWith('https:')) return undefined;
   const out: ConnectionOptions = {};
   if (cfg.upstreamCa) out.ca = readFileSync(cfg.upstreamCa, 'utf8');

@@ -4,10 +4,11 @@
  * moment, as the semconv histograms (prometheus.ts); classic buckets only.
  */
 import type { Registry } from 'prom-client';
-import { BREAKDOWN_METRICS, TENANT_LABEL, type BucketSet, type MetricDef } from './catalog.js';
+import { BREAKDOWN_METRICS, TENANT_LABEL } from './catalog.js';
+import { type BucketSet, type MetricDef } from '../lib/metric-def.js';
 import { SeriesHistogram, type HistogramSeries } from './histogram.js';
 import { Bands, UNKNOWN_CLASS } from './breakdown.js';
-import { tpotSeconds, type RequestRecord } from './record.js';
+import { tpotSeconds, type RequestRecord } from '../record/record.js';
 
 type Name = (typeof BREAKDOWN_METRICS)[number]['name'];
 

@@ -7,43 +7,11 @@
 import { GPU_METRICS } from '../collectors/gpu/columns.js';
 import { ENGINE_METRICS } from '../collectors/engine/aliases.js';
 import { HOST_METRICS } from '../collectors/host/metrics.js';
-
-export type MetricType = 'counter' | 'gauge' | 'histogram';
-
-export interface MetricDef {
-  name: string;
-  type: MetricType;
-  /** UCUM-ish unit for OTLP ("s", "{token}", "{request}", "1", "W", "Cel", "Hz", "By"). */
-  unit: string;
-  help: string;
-  labels: readonly string[];
-  /** Histograms: which configurable bucket list they use. */
-  buckets?: BucketSet;
-  /** Where the metric comes from, for README. */
-  source: 'proxy' | 'slo' | 'collector' | 'gpu' | 'engine' | 'host' | 'process';
-}
-
-export type BucketSet = 'ttft' | 'tpot' | 'e2e' | 'tokens' | 'chunk' | 'ttft_by_prompt' | 'tpot_by_concurrency';
+import { COLLECTOR_HEALTH_METRICS } from '../collectors/health-metrics.js';
+import type { MetricDef } from '../lib/metric-def.js';
 
 /** Labels every per-request metric carries (OTel GenAI semantic conventions, Prometheus spelling). */
 export const REQUEST_LABELS = ['gen_ai_operation_name', 'gen_ai_provider_name', 'gen_ai_request_model'] as const;
-
-/**
- * OTel GenAI bucket boundaries, extended upward: the semconv lists stop at 10 s (TTFT) and
- * 81.92 s (E2E), but long-context and reasoning requests go far past that (vLLM goes to 2560 s).
- */
-export const DEFAULT_BUCKETS: Record<BucketSet, readonly number[]> = {
-  ttft: [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 320, 640, 1280, 2560],
-  tpot: [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 10, 20, 40, 80],
-  e2e: [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92, 163.84, 327.68, 655.36, 1310.72, 2621.44],
-  tokens: [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864],
-  chunk: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 10, 20, 40, 80],
-  // The breakdown histograms (BREAKDOWN_METRICS) multiply their series by 7 prompt classes or 10
-  // concurrency bands, so they get fewer, wider buckets: enough for a P50/P99 per class to land
-  // within one bucket of the truth, at a third of the series a full list would cost.
-  ttft_by_prompt: [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120],
-  tpot_by_concurrency: [0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28],
-};
 
 /** The tenant label (--tenant-from / --tenant-header): on counters when tenants are on, on histograms only with --tenant-histograms. */
 export const TENANT_LABEL = 'tenant';
@@ -97,17 +65,6 @@ export const BREAKDOWN_METRICS = [
     help: 'TPOT by concurrency: in_flight_le is the upper bound of the band (--in-flight-bands) holding the generation requests in flight on the machine when this one\'s first token arrived.' },
   { name: 'infermeter_inter_chunk_latency_by_concurrency_seconds', type: 'histogram', unit: 's', buckets: 'tpot_by_concurrency', labels: [...REQUEST_LABELS, 'in_flight_le', TENANT_LABEL], source: 'proxy',
     help: 'Inter-chunk latency by concurrency band (in_flight_le as for the TPOT breakdown).' },
-] as const satisfies readonly MetricDef[];
-
-export const COLLECTOR_HEALTH_METRICS = [
-  { name: 'infermeter_collector_up', type: 'gauge', unit: '1', labels: ['collector'], source: 'collector',
-    help: '1 when the collector\'s last run succeeded, else 0.' },
-  { name: 'infermeter_collector_last_success_timestamp_seconds', type: 'gauge', unit: 's', labels: ['collector'], source: 'collector',
-    help: 'Unix time of the collector\'s last successful run.' },
-  { name: 'infermeter_collector_duration_seconds', type: 'gauge', unit: 's', labels: ['collector'], source: 'collector',
-    help: 'Duration of the collector\'s last run.' },
-  { name: 'infermeter_collector_errors_total', type: 'counter', unit: '{error}', labels: ['collector', 'kind'], source: 'collector',
-    help: 'Collector failures by kind.' },
 ] as const satisfies readonly MetricDef[];
 
 /** The config reload's result, named as Prometheus names its own (prometheus_config_last_reload_*). */

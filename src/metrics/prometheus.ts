@@ -3,17 +3,19 @@
  * metrics side (worker thread), never on the proxy's event loop.
  */
 import { Gauge, type Registry } from 'prom-client';
-import { REQUEST_METRICS, TENANT_LABEL, type BucketSet, type MetricDef } from './catalog.js';
+import { REQUEST_METRICS, TENANT_LABEL } from './catalog.js';
+import { gauge, type BucketSet, type MetricDef } from '../lib/metric-def.js';
 import { SeriesHistogram, type HistogramSeries } from './histogram.js';
 import { SeriesCounter } from './counter.js';
-import { tpotSeconds, type RecordBatch, type RequestRecord } from './record.js';
+import { tpotSeconds, type RequestRecord } from '../record/record.js';
+import { type RecordBatch } from './batch.js';
 import { judge, type Verdict } from '../slo/judge.js';
 import { SLO_NAMES, sloSeries, thresholdsFor, type SloConfig } from '../slo/config.js';
 import { BreakdownHistograms, exportedLabels, type BreakdownSettings } from './breakdown-metrics.js';
 import { DEFAULT_IN_FLIGHT_BANDS, DEFAULT_PROMPT_CLASSES, TenantLabels, type TenantSettings } from './breakdown.js';
 import { DEFAULT_NATIVE, schemaForFactor, type NativeOptions, type NativeSeries } from './native.js';
 import { attachNativeHistograms, NativeHistograms } from './native-store.js';
-import type { Config } from '../config.js';
+import type { TraceSettings } from '../lib/trace-env.js';
 
 type Def = (typeof REQUEST_METRICS)[number];
 type ByName<N extends Def['name']> = Extract<Def, { name: N }>;
@@ -28,10 +30,6 @@ export function histogram(registry: Registry, d: MetricDef, buckets: Record<Buck
 export function counter(registry: Registry, d: MetricDef, withTenant = false): SeriesCounter {
   return new SeriesCounter(d.name, d.help, exportedLabels(d, withTenant), registry);
 }
-export function gauge(registry: Registry, d: MetricDef): Gauge {
-  return new Gauge({ name: d.name, help: d.help, labelNames: [...d.labels], registers: [registry] });
-}
-
 const GENERATION_OPERATIONS = new Set(['chat', 'text_completion']);
 
 export interface ExemplarPolicy {
@@ -40,7 +38,13 @@ export interface ExemplarPolicy {
 }
 
 /** The exemplar policy of a resolved config: on exactly when tracing is. */
-export function exemplarPolicyFrom(config: Pick<Config, 'tracing' | 'traceKeepFailures'>): ExemplarPolicy | null {
+/** What exemplars read of the configuration. */
+export interface ExemplarOptions {
+  tracing: TraceSettings | null;
+  traceKeepFailures: boolean;
+}
+
+export function exemplarPolicyFrom(config: ExemplarOptions): ExemplarPolicy | null {
   return config.tracing ? { keepBreaches: config.traceKeepFailures } : null;
 }
 
@@ -55,7 +59,14 @@ export function nativeOptions(bucketFactor = DEFAULT_BUCKET_FACTOR, overrides: P
 }
 
 /** The native-histogram flags of a resolved config, as RequestMetrics takes them. */
-export function nativeOptionsFrom(config: Pick<Config, 'nativeHistogramBucketFactor' | 'nativeHistogramMaxBuckets' | 'nativeHistogramMinResetDuration'>): NativeOptions {
+/** What native histograms read of the configuration. */
+export interface NativeHistogramOptions {
+  nativeHistogramBucketFactor: number;
+  nativeHistogramMaxBuckets: number;
+  nativeHistogramMinResetDuration: number;
+}
+
+export function nativeOptionsFrom(config: NativeHistogramOptions): NativeOptions {
   return nativeOptions(config.nativeHistogramBucketFactor, { maxBuckets: config.nativeHistogramMaxBuckets, minResetSeconds: config.nativeHistogramMinResetDuration });
 }
 

@@ -1,7 +1,7 @@
 /** infermeter_config_last_reload_{successful,success_timestamp_seconds}: set at start, moved by each reload. */
 import type { Registry, Gauge } from 'prom-client';
 import { CONFIG_RELOAD_METRICS } from './catalog.js';
-import { gauge } from './prometheus.js';
+import { gauge } from '../lib/metric-def.js';
 
 export class ReloadMetrics {
   private readonly successful: Gauge;

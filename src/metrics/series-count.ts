@@ -4,14 +4,14 @@
  * settings allow (every route and outcome, every model label, every tenant label, every prompt
  * class and concurrency band, every token type, every SLO series), then /metrics is rendered and
  * its sample lines counted per metric. README's metric table and the closing note of issue 17
- * come from here (`npm run docs`; test/unit/series-count.test.ts).
+ * come from here (`npm run docs`; test/unit/metrics/breakdown.test.ts).
  */
 import { Registry } from 'prom-client';
-import { DEFAULT_BUCKETS, type BucketSet } from './catalog.js';
+import { DEFAULT_BUCKETS, type BucketSet } from '../lib/metric-def.js';
 import { RequestMetrics, nativeOptions, type RequestMetricsSettings } from './prometheus.js';
 import { DEFAULT_IN_FLIGHT_BANDS, DEFAULT_PROMPT_CLASSES } from './breakdown.js';
-import { METERING_FAILURES, OUTCOMES, TOKEN_SOURCES, UNMEASURED, type RequestRecord } from './record.js';
-import { ROUTE_LABELS, routeByLabel } from '../proxy/routes.js';
+import { METERING_FAILURES, OUTCOMES, TOKEN_SOURCES, UNMEASURED, type RequestRecord } from '../record/record.js';
+import { ROUTE_LABELS, routeByLabel } from '../record/routes.js';
 import { OTHER_MODEL } from './models.js';
 import { thresholdsInBucketSet, type SloConfig } from '../slo/config.js';
 

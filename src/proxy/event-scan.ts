@@ -6,7 +6,7 @@
  * escaped key, a non-null error, tool calls, a non-string content, a duplicate key it
  * cares about, anything that is not strictly valid JSON — answers UNKNOWN, and the caller
  * takes the full parse. So the fast path never decides differently from the full one
- * (test/unit/proxy-event-scan.test.ts checks that on every fixture and on random events).
+ * (test/unit/proxy/event-scan.test.ts checks that on every fixture and on random events).
  *
  * The scanner is a strict JSON tokenizer that tracks only the paths metering reads:
  * `choices[].delta|message.{content,reasoning,reasoning_content,tool_calls,function_call}`,
@@ -16,38 +16,17 @@
  * (with `prompt_tokens_details` under `--enable-prompt-tokens-details`) in every chunk, so a
  * usage shape the scan did not know would send every event of such a stream to JSON.parse.
  */
-import type { EventFacts } from './events.js';
+import type { EventFacts } from '../lib/events.js';
 
 export const UNKNOWN = 0;
 export const KNOWN = 1;
+import {
+  S, V, QUOTE, BACKSLASH, COLON, LBRACE, RBRACE, LBRACKET, RBRACKET, MORE, CLOSED, ws, afterItem, keyIs, plainInt, value,
+} from './json-lex.js';
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const LBRACE = 0x7b;
-const RBRACE = 0x7d;
-const LBRACKET = 0x5b;
-const RBRACKET = 0x5d;
-/** Nesting deeper than this inside a skipped value is left to JSON.parse. */
-const MAX_DEPTH = 32;
+export { matchTemplate } from './json-lex.js';
 
-const enum V {
-  /** Not a JSON value here: the scan gives up. */
-  Bad = -1,
-  Null,
-  EmptyString,
-  String,
-  EmptyArray,
-  Other,
-}
-
-// Scanner state: module-level so a scan allocates nothing (the proxy loop is single-threaded).
-let b: Buffer;
-let p = 0;
-let e = 0;
-/** The value of the last plainInt(). */
-let lastInt = -1;
+// Path state: module-level so a scan allocates nothing (the proxy loop is single-threaded).
 /** Non-empty token strings seen (content, reasoning, reasoning_content, text), and where the last one's bytes are. */
 let decisive = 0;
 let decisiveStart = -1;
@@ -67,9 +46,9 @@ let fx: EventFacts;
  * `eventFacts(JSON.parse(...))` would fill them, or UNKNOWN (and `facts` says nothing).
  */
 export function scanEvent(buf: Buffer, start: number, end: number, facts: EventFacts): typeof KNOWN | typeof UNKNOWN {
-  b = buf;
-  p = start;
-  e = end;
+  S.b = buf;
+  S.p = start;
+  S.e = end;
   fx = facts;
   fx.token = false;
   fx.visible = false;
@@ -82,26 +61,14 @@ export function scanEvent(buf: Buffer, start: number, end: number, facts: EventF
   decisive = 0;
   lastScan.template = false;
   ws();
-  if (p >= e || b[p] !== LBRACE) return UNKNOWN;
+  if (S.p >= S.e || S.b[S.p] !== LBRACE) return UNKNOWN;
   if (!root()) return UNKNOWN;
   ws();
-  if (p !== e) return UNKNOWN;
+  if (S.p !== S.e) return UNKNOWN;
   lastScan.template = fx.token && decisive === 1 && choicesLength === 1 && !usageObject;
   lastScan.valueStart = decisiveStart;
   lastScan.valueEnd = decisiveEnd;
   return KNOWN;
-}
-
-function ws(): void {
-  const buf = b;
-  const end = e;
-  let q = p;
-  while (q < end) {
-    const c = buf[q]!;
-    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) q++;
-    else break;
-  }
-  p = q;
 }
 
 /**
@@ -136,17 +103,17 @@ function member(ctx: Ctx, ks: number, ke: number): boolean {
 }
 
 function members(ctx: Ctx): boolean {
-  p++; // {
+  S.p++; // {
   ws();
-  if (p < e && b[p] === RBRACE) {
-    p++;
+  if (S.p < S.e && S.b[S.p] === RBRACE) {
+    S.p++;
     return true;
   }
   for (;;) {
-    if (p >= e || b[p] !== QUOTE) return false;
-    const ks = p + 1;
-    const buf = b;
-    const end = e;
+    if (S.p >= S.e || S.b[S.p] !== QUOTE) return false;
+    const ks = S.p + 1;
+    const buf = S.b;
+    const end = S.e;
     let q = ks;
     for (; q < end; q++) {
       const c = buf[q]!;
@@ -154,10 +121,10 @@ function members(ctx: Ctx): boolean {
       if (c === BACKSLASH || c < 0x20) return false;
     }
     if (q >= end) return false;
-    p = q + 1;
+    S.p = q + 1;
     ws();
-    if (p >= e || b[p] !== COLON) return false;
-    p++;
+    if (S.p >= S.e || S.b[S.p] !== COLON) return false;
+    S.p++;
     ws();
     if (!member(ctx, ks, q)) return false;
     const next = afterItem(RBRACE);
@@ -166,32 +133,6 @@ function members(ctx: Ctx): boolean {
   }
 }
 
-/** Byte compare in JS: a native Buffer.compare call costs more than these few bytes. */
-const MORE = 0;
-const CLOSED = 1;
-const BROKEN = 2;
-
-/** After an object member or array item: a comma (another follows, `p` at it) or the closing bracket. */
-function afterItem(close: number): typeof MORE | typeof CLOSED | typeof BROKEN {
-  ws();
-  if (p >= e) return BROKEN;
-  if (b[p] === COMMA) {
-    p++;
-    ws();
-    return MORE;
-  }
-  if (b[p] === close) {
-    p++;
-    return CLOSED;
-  }
-  return BROKEN;
-}
-
-function keyIs(ks: number, ke: number, name: Buffer): boolean {
-  if (ke - ks !== name.length) return false;
-  for (let i = 0; i < name.length; i++) if (b[ks + i] !== name[i]) return false;
-  return true;
-}
 
 const K_CHOICES = Buffer.from('choices');
 const K_USAGE = Buffer.from('usage');
@@ -236,7 +177,7 @@ function rootMember(ks: number, ke: number): boolean {
   if (keyIs(ks, ke, K_CHOICES)) return once(1) && choices();
   if (keyIs(ks, ke, K_USAGE)) {
     if (!once(2)) return false;
-    if (b[p] === LBRACE) {
+    if (S.b[S.p] === LBRACE) {
       usageObject = true;
       return members(USAGE);
     }
@@ -253,14 +194,14 @@ function usageMember(ks: number, ke: number): boolean {
     if (usageSeen & 1) return false;
     usageSeen |= 1;
     if (!plainInt()) return false;
-    fx.promptTokens = lastInt;
+    fx.promptTokens = S.lastInt;
     return true;
   }
   if (keyIs(ks, ke, K_COMPLETION_TOKENS)) {
     if (usageSeen & 2) return false;
     usageSeen |= 2;
     if (!plainInt()) return false;
-    fx.completionTokens = lastInt;
+    fx.completionTokens = S.lastInt;
     return true;
   }
   if (keyIs(ks, ke, K_PROMPT_DETAILS)) return details(4, PROMPT_DETAILS);
@@ -272,7 +213,7 @@ function usageMember(ks: number, ke: number): boolean {
 function details(bit: number, ctx: Ctx): boolean {
   if (usageSeen & bit) return false;
   usageSeen |= bit;
-  if (b[p] !== LBRACE) return value(0) === V.Null;
+  if (S.b[S.p] !== LBRACE) return value(0) === V.Null;
   detailSeen = 0;
   return members(ctx);
 }
@@ -283,22 +224,22 @@ function detailMember(ks: number, ke: number, key: Buffer, which: 0 | 1): boolea
   if (!keyIs(ks, ke, key)) return value(0) !== V.Bad;
   if (detailSeen !== 0 || !plainInt()) return false;
   detailSeen = 1;
-  if (which === 0) fx.cachedTokens = lastInt;
-  else fx.reasoningTokens = lastInt;
+  if (which === 0) fx.cachedTokens = S.lastInt;
+  else fx.reasoningTokens = S.lastInt;
   return true;
 }
 
 function choices(): boolean {
-  if (b[p] !== LBRACKET) return false;
-  p++;
+  if (S.b[S.p] !== LBRACKET) return false;
+  S.p++;
   ws();
   choicesLength = 0;
-  if (p < e && b[p] === RBRACKET) {
-    p++;
+  if (S.p < S.e && S.b[S.p] === RBRACKET) {
+    S.p++;
     return true;
   }
   for (;;) {
-    if (p >= e || b[p] !== LBRACE) return false;
+    if (S.p >= S.e || S.b[S.p] !== LBRACE) return false;
     if (!choice()) return false;
     choicesLength++;
     const next = afterItem(RBRACKET);
@@ -340,7 +281,7 @@ function choiceMember(ks: number, ke: number): boolean {
   if (keyIs(ks, ke, K_TEXT)) {
     if (choiceSeen & 1) return false;
     choiceSeen |= 1;
-    const at = p;
+    const at = S.p;
     const v = value(0);
     if (v !== V.Null && v !== V.EmptyString && v !== V.String) return false;
     textVisible = v === V.String;
@@ -363,7 +304,7 @@ function choiceMember(ks: number, ke: number): boolean {
 let partVisible = false;
 let partReasoning = false;
 function part(isDelta: boolean): boolean {
-  if (b[p] !== LBRACE) {
+  if (S.b[S.p] !== LBRACE) {
     if (value(0) !== V.Null) return false;
     if (isDelta) deltaState = 1;
     else messageState = 1;
@@ -388,7 +329,7 @@ function part(isDelta: boolean): boolean {
 function stringOrNull(bit: number): V {
   if (partSeen & bit) return V.Bad;
   partSeen |= bit;
-  const at = p;
+  const at = S.p;
   const v = value(0);
   if (v === V.String) noteDecisive(at);
   return v === V.Null || v === V.EmptyString || v === V.String ? v : V.Bad;
@@ -398,7 +339,7 @@ function stringOrNull(bit: number): V {
 function noteDecisive(at: number): void {
   decisive++;
   decisiveStart = at + 1;
-  decisiveEnd = p - 1;
+  decisiveEnd = S.p - 1;
 }
 
 function partMember(ks: number, ke: number): boolean {
@@ -433,165 +374,3 @@ function partMember(ks: number, ke: number): boolean {
   return value(0) !== V.Bad;
 }
 
-/** A non-negative integer literal without fraction or exponent (the only kind usage holds). */
-function plainInt(): boolean {
-  const s = p;
-  let n = 0;
-  while (p < e && b[p]! >= 0x30 && b[p]! <= 0x39) {
-    n = n * 10 + (b[p]! - 0x30);
-    p++;
-  }
-  const len = p - s;
-  if (len === 0 || len > 15 || (len > 1 && b[s] === 0x30)) return false;
-  if (p < e && (b[p] === 0x2e || b[p] === 0x65 || b[p] === 0x45)) return false;
-  lastInt = n;
-  return true;
-}
-
-/** Skips one JSON value at `p`, validating it strictly; says what kind it was. */
-function value(depth: number): V {
-  if (p >= e) return V.Bad;
-  const c = b[p]!;
-  if (c === QUOTE) return string();
-  if (c === LBRACE) {
-    if (depth >= MAX_DEPTH) return V.Bad;
-    p++;
-    ws();
-    if (p < e && b[p] === RBRACE) {
-      p++;
-      return V.Other;
-    }
-    for (;;) {
-      if (p >= e || b[p] !== QUOTE || string() === V.Bad) return V.Bad;
-      ws();
-      if (p >= e || b[p] !== COLON) return V.Bad;
-      p++;
-      ws();
-      if (value(depth + 1) === V.Bad) return V.Bad;
-      const next = afterItem(RBRACE);
-      if (next === MORE) continue;
-      return next === CLOSED ? V.Other : V.Bad;
-    }
-  }
-  if (c === LBRACKET) {
-    if (depth >= MAX_DEPTH) return V.Bad;
-    p++;
-    ws();
-    if (p < e && b[p] === RBRACKET) {
-      p++;
-      return V.EmptyArray;
-    }
-    for (;;) {
-      if (value(depth + 1) === V.Bad) return V.Bad;
-      const next = afterItem(RBRACKET);
-      if (next === MORE) continue;
-      return next === CLOSED ? V.Other : V.Bad;
-    }
-  }
-  if (c === 0x6e) return literal(NULL) ? V.Null : V.Bad;
-  if (c === 0x74) return literal(TRUE) ? V.Other : V.Bad;
-  if (c === 0x66) return literal(FALSE) ? V.Other : V.Bad;
-  return number() ? V.Other : V.Bad;
-}
-
-const NULL = Buffer.from('null');
-const TRUE = Buffer.from('true');
-const FALSE = Buffer.from('false');
-
-function literal(word: Buffer): boolean {
-  if (e - p < word.length) return false;
-  for (let i = 0; i < word.length; i++) if (b[p + i] !== word[i]) return false;
-  p += word.length;
-  return true;
-}
-
-/** A string at `p` (strict: valid escapes only, no raw control characters). */
-function string(): V {
-  const s = p + 1;
-  const q = stringBodyEnd(b, s, e);
-  if (q < 0) return V.Bad;
-  p = q + 1;
-  return q === s ? V.EmptyString : V.String;
-}
-
-/**
- * Where the string body starting at `q` ends: the index of its closing quote before `end`,
- * or -1 for a raw control character, an invalid escape or no closing quote. Locals in the
- * byte loop: this is the scan's hottest loop.
- */
-function stringBodyEnd(buf: Buffer, q: number, end: number): number {
-  for (;;) {
-    if (q >= end) return -1;
-    const c = buf[q]!;
-    if (c === QUOTE) return q;
-    if (c < 0x20) return -1;
-    if (c !== BACKSLASH) {
-      q++;
-      continue;
-    }
-    if (q + 1 >= end) return -1;
-    const n = buf[q + 1];
-    if (n === 0x75) {
-      if (q + 5 >= end) return -1;
-      for (let i = 2; i < 6; i++) if (!isHex(buf[q + i])) return -1;
-      q += 6;
-      continue;
-    }
-    if (n !== QUOTE && n !== BACKSLASH && n !== 0x2f && n !== 0x62 && n !== 0x66 && n !== 0x6e && n !== 0x72 && n !== 0x74) return -1;
-    q += 2;
-  }
-}
-
-function isHex(c: number | undefined): boolean {
-  return c !== undefined && ((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66));
-}
-
-/** -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
-function number(): boolean {
-  if (b[p] === 0x2d) p++;
-  if (p >= e) return false;
-  if (b[p] === 0x30) p++;
-  else if (!digits()) return false;
-  if (p < e && b[p] === 0x2e) {
-    p++;
-    if (!digits()) return false;
-  }
-  if (p < e && (b[p] === 0x65 || b[p] === 0x45)) {
-    p++;
-    if (p < e && (b[p] === 0x2b || b[p] === 0x2d)) p++;
-    if (!digits()) return false;
-  }
-  return true;
-}
-
-function digits(): boolean {
-  const buf = b;
-  const end = e;
-  const s = p;
-  let q = s;
-  while (q < end) {
-    const c = buf[q]!;
-    if (c < 0x30 || c > 0x39) break;
-    q++;
-  }
-  p = q;
-  return q > s;
-}
-
-/**
- * A stream's token events differ, as a rule, only in their token string: the same id,
- * created, model and finish_reason around it. A template is a token event the scan accepted
- * (one choice, one non-empty token string, no usage): an event that has the template's bytes
- * before and after that string, and between them a valid, non-empty JSON string body, is
- * valid JSON of the same structure with a non-empty string in the same place, so it says
- * what the template said. Checking that costs two compares and a walk over the token.
- */
-export function matchTemplate(buf: Buffer, start: number, end: number, tpl: Buffer, valueStart: number, valueEnd: number): boolean {
-  const suffix = tpl.length - valueEnd;
-  const from = start + valueStart;
-  const to = end - suffix;
-  if (to <= from) return false;
-  if (buf.compare(tpl, 0, valueStart, start, from) !== 0 || buf.compare(tpl, valueEnd, tpl.length, to, end) !== 0) return false;
-  // The suffix starts with the token's closing quote: the body must end exactly there.
-  return stringBodyEnd(buf, from, end) === to;
-}

@@ -6,16 +6,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher, Pool } from 'undici';
 import type { Logger } from 'pino';
-import { InfermeterError, errorCode, isTimeout, upstreamError } from '../errors.js';
-import type { Outcome } from '../metrics/record.js';
-import type { RecordSink } from '../metrics/sink.js';
+import { InfermeterError, errorCode, isTimeout, upstreamError } from '../lib/errors.js';
+import type { Outcome } from '../record/record.js';
+import type { RecordSink } from '../record/sink.js';
 import { readGenerationRequest } from './body.js';
 import { clientResponseHeaders, headerValue, upstreamRequestHeaders } from './headers.js';
 import { RequestMeter } from './meter.js';
-import type { RouteInfo } from './routes.js';
+import type { RouteInfo } from '../record/routes.js';
 import type { TenantReader } from './tenant.js';
-import { SseFramer } from './sse.js';
-import { TracePropagator } from '../trace/context.js';
+import { SseFramer } from '../lib/sse.js';
+import { TracePropagator } from './trace-context.js';
 
 export interface ProxyContext {
   pool: Pool;

@@ -2,11 +2,11 @@
  * Per-request timing state: O(1) per chunk, nothing kept that outlives the request.
  * Timestamps are monotonic milliseconds (performance.now()); the record holds seconds.
  */
-import { eventFacts, type EventFacts } from './events.js';
+import { eventFacts, type EventFacts } from '../lib/events.js';
 import { UNKNOWN, lastScan, matchTemplate, scanEvent } from './event-scan.js';
-import { DROP, GIVE_UP, KEEP, type LineVerdict } from './sse.js';
+import { DROP, GIVE_UP, KEEP, type LineVerdict } from '../lib/sse.js';
 import { finishReasonsIn, modelIn, responseFactsOf } from './response-facts.js';
-import type { MeteringFailure, Outcome, RequestRecord, TokenSource } from '../metrics/record.js';
+import type { MeteringFailure, Outcome, RequestRecord, TokenSource } from '../record/record.js';
 
 const DONE = Buffer.from('[DONE]');
 /** A stream whose token events keep differing from the template beyond their token stops making new ones. */

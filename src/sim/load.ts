@@ -7,8 +7,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Agent, request, type Dispatcher } from 'undici';
-import { eventFacts } from '../proxy/events.js';
-import { KEEP, SseFramer } from '../proxy/sse.js';
+import { eventFacts } from '../lib/events.js';
+import { KEEP, SseFramer } from '../lib/sse.js';
 import { prng } from './text.js';
 
 export interface LoadOptions {

@@ -3,7 +3,7 @@
  * docs/simulator.md follow from it; `startSimulator()` takes the same keys in code.
  * Defaults mimic a 7B model on one A100 under vLLM V1 (see docs/simulator.md).
  */
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../lib/errors.js';
 import { oneOf, parseBool, parseHostPort, parseList, parsePositiveInt, type HostPort } from '../lib/parse.js';
 
 export const METRICS_FORMATS = ['v1', 'v0'] as const;

@@ -3,8 +3,8 @@
  * Plain data (it crosses into the metrics worker by structured clone).
  */
 import { z } from 'zod';
-import { ConfigError } from '../errors.js';
-import type { BucketSet } from '../metrics/catalog.js';
+import { ConfigError } from '../lib/errors.js';
+import type { BucketSet } from '../lib/metric-def.js';
 import { parseDuration } from '../lib/parse.js';
 
 export const SLO_NAMES = ['ttft', 'ttfo', 'tpot', 'e2e'] as const;
@@ -131,4 +131,9 @@ export function thresholdsInBucketSet(slos: SloConfig, set: BucketSet): number[]
 
 export function hasSlos(slos: SloConfig): boolean {
   return Object.keys(slos.default).length > 0 || Object.keys(slos.models).length > 0 || slos.promptClasses.length > 0;
+}
+
+/** 1 − objective without float noise (1 − 0.99 is 0.010000000000000009). */
+export function errorBudget(slos: SloConfig): number {
+  return Number((1 - slos.objective).toPrecision(12));
 }

@@ -1,4 +1,4 @@
-import { tpotSeconds, type RequestRecord } from '../metrics/record.js';
+import { tpotSeconds, type RequestRecord } from '../record/record.js';
 import { SLO_NAMES, promptClassFor, sloLabel, thresholdsFor, type SloConfig, type SloName } from './config.js';
 
 export interface Verdict {

@@ -1,6 +1,6 @@
 /**
  * Every metric name the generated rules and dashboards read, in one table. Each must be in
- * the catalog (src/metrics/catalog.ts); test/unit/rules-names.test.ts checks that, so a
+ * the catalog (src/metrics/catalog.ts); test/unit/ops/rules-names.test.ts checks that, so a
  * rename in a collector's data table fails a test here instead of silencing an alert.
  */
 

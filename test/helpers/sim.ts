@@ -1,7 +1,7 @@
 /** Small helpers shared by the simulator's tests: requests, and SSE bodies read the proxy's way. */
 import { request } from 'undici';
-import { eventFacts, type EventFacts } from '../../src/proxy/events.js';
-import { KEEP, SseFramer } from '../../src/proxy/sse.js';
+import { eventFacts, type EventFacts } from '../../src/lib/events.js';
+import { KEEP, SseFramer } from '../../src/lib/sse.js';
 
 export interface SseEvent {
   data: string;

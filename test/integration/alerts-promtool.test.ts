@@ -4,8 +4,8 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { repoRoot } from '../../src/slo/shipped.js';
-import { hasPromtool, promtool } from '../unit/rules-helpers.js';
+import { repoRoot } from '../../src/ops/shipped.js';
+import { hasPromtool, promtool } from '../unit/ops/rules-helpers.js';
 
 const root = repoRoot();
 const skip = hasPromtool() ? false : 'promtool is not installed (Debian: apt-get install prometheus)';

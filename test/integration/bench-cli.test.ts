@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSimulator } from '../../src/sim/index.js';
 import { CLI } from '../fakes/infermeter-process.js';
-import { reportValidator } from '../unit/bench-fixture.js';
+import { reportValidator } from '../unit/bench/fixture.js';
 import type { BenchReport } from '../../src/bench/report.js';
 
 function run(args: string[], onStderr?: (text: string, kill: (s: NodeJS.Signals) => void) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {

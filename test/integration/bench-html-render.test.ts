@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { runCommand } from '../../src/lib/spawn.js';
 import { renderHtml } from '../../src/bench/html.js';
 import { COLORS } from '../../src/bench/svg.js';
-import { fakeReport } from '../unit/bench-fixture.js';
+import { fakeReport } from '../unit/bench/fixture.js';
 import { countColour, decodePng } from './bench-png.js';
 
 const CHROMIUM = process.env['CHROMIUM'] ?? '/usr/bin/chromium';

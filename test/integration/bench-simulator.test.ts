@@ -13,7 +13,7 @@ import { runBench } from '../../src/bench/run.js';
 import { summarizePhase } from '../../src/bench/report.js';
 import { writeReport } from '../../src/bench/write.js';
 import { renderMarkdown } from '../../src/bench/markdown.js';
-import { reportValidator } from '../unit/bench-fixture.js';
+import { reportValidator } from '../unit/bench/fixture.js';
 import { benchOptions, FAKE_NVIDIA_SMI } from './bench-helpers.js';
 
 test('bench against the simulator: figures follow its settings and its load', { timeout: 60_000 }, async () => {

@@ -11,7 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { Command } from 'commander';
 import { Registry } from 'prom-client';
 import { addConfigOptions, resolveConfig } from '../../src/config.js';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError } from '../../src/lib/errors.js';
 import { CollectorRunner } from '../../src/collectors/runner.js';
 import { COLLECTORS } from '../../src/collectors/index.js';
 import { capturedLogger, eventually, fixturePath, scrape, series } from '../fakes/gpu.js';

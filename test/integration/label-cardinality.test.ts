@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Agent, request } from 'undici';
 import { scrape, sumSamples, waitForMetrics, proxyOverFakeUpstream } from '../helpers.js';
-import { ROUTE_LABELS } from '../../src/proxy/routes.js';
+import { ROUTE_LABELS } from '../../src/record/routes.js';
 
 const REQUESTS = 10_000;
 const env = proxyOverFakeUpstream();

@@ -16,7 +16,7 @@ import { test } from 'node:test';
 import { resolveConfig } from '../../src/config.js';
 import { createLogger } from '../../src/lib/log.js';
 import { parsePrometheusText, sumSamples, type Sample } from '../../src/lib/prom-text.js';
-import { startInfermeter } from '../../src/main.js';
+import { startInfermeter } from '../../src/daemon/main.js';
 
 export interface LlamaEngine { server: string; model: string }
 

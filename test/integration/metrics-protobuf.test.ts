@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
-import { decodeMetricFamilies, PROTOBUF_CONTENT_TYPE } from '../../src/metrics/exposition-proto.js';
+import { decodeMetricFamilies, PROTOBUF_CONTENT_TYPE } from '../../src/exporters/prometheus/proto.js';
 import { bucketsOf } from '../../src/metrics/native.js';
 import { parsePrometheusText } from '../../src/lib/prom-text.js';
 import { proxyOverFakeUpstream, rawPost, sumSamples, waitForMetrics } from '../helpers.js';

@@ -7,7 +7,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { DEFAULT_BUCKETS } from '../../src/metrics/catalog.js';
+import { DEFAULT_BUCKETS } from '../../src/lib/metric-def.js';
 import { parsePrometheusText, sumSamples } from '../../src/lib/prom-text.js';
 import { FakeOtlpReceiver, attrs, type DecodedMetric, type HistogramPoint } from '../fakes/otlp-receiver.js';
 import { TinyUpstream, TINY_MODEL, PROMPT_TOKENS } from '../fakes/tiny-upstream.js';

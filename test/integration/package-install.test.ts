@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { ROOT } from '../fakes/deploy-files.js';
 import { FakeOtlpReceiver } from '../fakes/otlp-receiver.js';
 import { TinyUpstream, TINY_MODEL } from '../fakes/tiny-upstream.js';
-import { decodeMetricFamilies, PROTOBUF_CONTENT_TYPE } from '../../src/metrics/exposition-proto.js';
+import { decodeMetricFamilies, PROTOBUF_CONTENT_TYPE } from '../../src/exporters/prometheus/proto.js';
 
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string; bin: Record<string, string> };
 const work = mkdtempSync(join(tmpdir(), 'infermeter-pack-'));
@@ -38,7 +38,7 @@ test('the tarball holds the compiled CLI and its worker, not tests or TypeScript
   const files = new Set(packed.files.map((f) => f.path));
   assert.ok(files.has('package.json'));
   assert.ok(files.has(pkg.bin['infermeter']!), 'the bin');
-  assert.ok(files.has('dist/src/metrics/worker.js'), 'the metrics worker (loaded by URL, so no import would catch its absence)');
+  assert.ok(files.has('dist/src/daemon/metrics-thread-entry.js'), 'the metrics thread (loaded by URL, so no import would catch its absence)');
   assert.ok(files.has('schemas/prometheus/metrics.proto'), 'the protobuf exposition schema (read from disk when a scraper asks for protobuf)');
   for (const f of files) {
     assert.ok(!f.startsWith('dist/test/') && !f.startsWith('test/') && !f.startsWith('src/'), `${f} does not belong in the package`);

@@ -15,7 +15,7 @@ import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.js';
 import { InfermeterProcess } from '../fakes/infermeter-process.js';
 import { PROMETHEUS_MISSING, startPrometheus } from '../helpers/prometheus.js';
 import { eventually } from '../fakes/gpu.js';
-import type { SlowLogSnapshot } from '../../src/trace/slow-log.js';
+import type { SlowLogSnapshot } from '../../src/exporters/trace/slow-log.js';
 
 const SIZE = 3;
 const FAST = 24;

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import { request } from 'undici';
 import { ROOT } from '../helpers.js';
-import type { StatusDocument } from '../../src/ui/status-json.js';
+import type { StatusDocument } from '../../src/exporters/ui/status-json.js';
 
 /** Streams one chat completion through the proxy and reads it to the end. */
 export async function chat(proxyUrl: string, model: string, schedule: { firstMs: number; chunks: number; gapMs: number }, extra: { prompt?: string; headers?: Record<string, string> } = {}): Promise<void> {

@@ -24,7 +24,7 @@ import { countColour, decodePng } from './bench-png.js';
 import { chat, metricsBase, status, statusWhen } from './ui-helpers.js';
 import { FAKE_NVIDIA_SMI } from '../fakes/gpu.js';
 import { request } from 'undici';
-import { decodeMetricFamilies, PROTOBUF_CONTENT_TYPE } from '../../src/metrics/exposition-proto.js';
+import { decodeMetricFamilies, PROTOBUF_CONTENT_TYPE } from '../../src/exporters/prometheus/proto.js';
 import { nativeCounts, nativeQuantileOfDelta } from '../../src/demo/native-quantile.js';
 import { bucketIndex } from '../../src/metrics/native.js';
 

@@ -16,7 +16,7 @@ import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.js';
 import { startFakeEngine, type FakeEngine } from '../fakes/engine-metrics-server.js';
 import { FAKE_NVIDIA_SMI } from '../fakes/gpu.js';
 import { chat, metricsBase, status, statusValidator, statusWhen } from './ui-helpers.js';
-import type { StatusDocument } from '../../src/ui/status-json.js';
+import type { StatusDocument } from '../../src/exporters/ui/status-json.js';
 
 const MARKER = 'ui-secret-marker-7f3a9c';
 const ENGINE_TEXT = [

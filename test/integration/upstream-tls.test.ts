@@ -13,9 +13,9 @@ import { Agent, request } from 'undici';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.js';
 import { makeCerts, type TestCerts } from '../fakes/certs.js';
 import { rawPost, startProxy, sumSamples, testConfig, waitForMetrics } from '../helpers.js';
-import { startInfermeter } from '../../src/main.js';
+import { startInfermeter } from '../../src/daemon/main.js';
 import { createLogger } from '../../src/lib/log.js';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError } from '../../src/lib/errors.js';
 
 let certs: TestCerts;
 let upstream: FakeUpstream;

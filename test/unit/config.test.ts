@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { OPTIONS, envName, resolveConfig } from '../../src/config.js';
-import { ConfigError } from '../../src/errors.js';
-import { DEFAULT_BUCKETS } from '../../src/metrics/catalog.js';
+import { ConfigError } from '../../src/lib/errors.js';
+import { DEFAULT_BUCKETS } from '../../src/lib/metric-def.js';
 
 test('flag > environment > default', () => {
   const cfg = resolveConfig({ upstream: 'http://a:1/' , listen: '127.0.0.1:81' }, { INFERMETER_LISTEN: '0.0.0.0:82', INFERMETER_ENGINE: 'sglang' });

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { renderReadme, seriesFacts } from '../../src/lib/readme-tables.js';
-import { readSloConfig } from '../../src/slo/rules-command.js';
+import { renderReadme, seriesFacts } from '../../scripts/readme-tables.js';
+import { readSloConfig } from '../../src/ops/rules-command.js';
 import { ROOT } from '../helpers.js';
 
 test('README flag and metric tables match the code, series counts included (run `npm run docs` after changing either)', async () => {

@@ -11,8 +11,8 @@
  * (vLLM V1 `engine`, `model_name`, SGLang ranks) is aggregated away; see
  * docs/collectors-engine-host.md for why `model_name` is not kept.
  */
-import type { MetricDef } from '../../metrics/catalog.js';
-import type { EngineKind } from '../../config.js';
+import type { MetricDef } from '../../lib/metric-def.js';
+import type { EngineKind } from '../../lib/engines.js';
 
 export type Aggregate = 'sum' | 'mean';
 

@@ -5,8 +5,7 @@
  * last good values as current; the runner reports the failure (up=0, errors by kind).
  */
 import { parsePrometheusText } from '../../lib/prom-text.js';
-import type { Config } from '../../config.js';
-import { CollectorError, type Collector, type CollectorContext, type CollectorEntry } from '../types.js';
+import { CollectorError, type Collector, type CollectorContext, type CollectorEntry, type CollectorOptions } from '../types.js';
 import { ENGINE_METRICS, aliasTable, type AliasTable, type EngineMetricName } from './aliases.js';
 import { SnapshotFamily } from './families.js';
 import { normalize, type Snapshot } from './normalize.js';
@@ -74,9 +73,9 @@ export class EngineCollector implements Collector {
 export function engineEntry(options: EngineCollectorOptions = {}): CollectorEntry {
   return {
     name: 'engine',
-    interval: (config: Config) => config.engineInterval,
+    interval: (config: CollectorOptions) => config.engineInterval,
     // Engines without an alias table (ollama, trtllm, openai) serve no Prometheus metrics we map.
-    enabled: (config: Config) => config.collectorEngine && aliasTable(config.engine) !== undefined,
+    enabled: (config: CollectorOptions) => config.collectorEngine && aliasTable(config.engine) !== undefined,
     create: (ctx: CollectorContext) => new EngineCollector(ctx, options),
   };
 }

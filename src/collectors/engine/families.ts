@@ -6,7 +6,7 @@
  * registry renders it (HELP, TYPE, escaping) with everything else.
  */
 import type { Metric, Registry } from 'prom-client';
-import type { MetricDef } from '../../metrics/catalog.js';
+import type { MetricDef } from '../../lib/metric-def.js';
 import type { FamilyValue } from './normalize.js';
 
 export class SnapshotFamily {

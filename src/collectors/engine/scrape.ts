@@ -3,7 +3,7 @@
  * can fail maps to one bounded CollectorError kind (infermeter_collector_errors_total).
  */
 import { Agent, request, type Dispatcher } from 'undici';
-import { errorCode } from '../../errors.js';
+import { errorCode } from '../../lib/errors.js';
 import { CollectorError } from '../types.js';
 
 export const DEFAULT_MAX_SCRAPE_BYTES = 20 * 1024 * 1024;

@@ -4,7 +4,7 @@
  * to base units. A column (or column+unit pair) that is not here is skipped with one
  * warning, never guessed. `temp` (older drivers) and `gtemp` feed the same metric.
  */
-import type { MetricDef } from '../../metrics/catalog.js';
+import type { MetricDef } from '../../lib/metric-def.js';
 
 export const GPU_LABELS = ['gpu', 'uuid'] as const;
 

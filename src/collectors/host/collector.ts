@@ -5,9 +5,8 @@
 import { loadavg } from 'node:os';
 import si from 'systeminformation';
 import type { Gauge } from 'prom-client';
-import { gauge } from '../../metrics/prometheus.js';
-import type { Config } from '../../config.js';
-import { CollectorError, type Collector, type CollectorContext, type CollectorEntry } from '../types.js';
+import { gauge } from '../../lib/metric-def.js';
+import { CollectorError, type Collector, type CollectorContext, type CollectorEntry, type CollectorOptions } from '../types.js';
 import { SnapshotFamily } from '../engine/families.js';
 import { hostDef } from './metrics.js';
 
@@ -76,8 +75,8 @@ function clamp01(v: number): number {
 export function hostEntry(): CollectorEntry {
   return {
     name: 'host',
-    interval: (config: Config) => config.hostInterval,
-    enabled: (config: Config) => config.collectorHost,
+    interval: (config: CollectorOptions) => config.hostInterval,
+    enabled: (config: CollectorOptions) => config.collectorHost,
     create: (ctx: CollectorContext) => new HostCollector(ctx),
   };
 }

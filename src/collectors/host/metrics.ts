@@ -1,4 +1,4 @@
-import type { MetricDef } from '../../metrics/catalog.js';
+import type { MetricDef } from '../../lib/metric-def.js';
 
 /**
  * Host and process metrics: a few gauges for the dashboards' "was the box busy" panels;

@@ -1,0 +1,79 @@
+/** Entry point of the metrics worker thread (see side.ts for why it is a thread). */
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Config } from '../config.js';
+import { createLogger } from '../lib/log.js';
+import { MetricsSide, type ReloadResult } from '../side/side.js';
+import { reresolve } from './reload.js';
+import type { ProxyState } from '../side/health.js';
+import type { WireBatch } from '../record/record.js';
+import type { ProxyLoopSample } from '../record/loop.js';
+
+export type ToWorker =
+  | { type: 'batch'; batch: WireBatch }
+  | { type: 'loop'; source: number; sample: ProxyLoopSample }
+  /** A proxy worker died: count what it had in flight (cluster primary only). */
+  | { type: 'source-exit'; source: number }
+  /** A proxy loop's listener: listening (it accepts connections), draining (the instance is shutting down). */
+  | { type: 'proxy-state'; source: number; state: ProxyState }
+  /** SIGHUP reached the process: re-read the config file. */
+  | { type: 'reload'; trigger: string }
+  | { type: 'close' };
+export type FromWorker =
+  | { type: 'ready'; port: number }
+  | { type: 'closed' }
+  | { type: 'fatal'; message: string }
+  /** A reload's result (whatever asked for it): the parent applies the log level and tells its workers. */
+  | { type: 'reloaded'; result: ReloadResult };
+
+const config = workerData as Config;
+/** Nice value of the metrics thread: below every normal process, far from the lowest (19). */
+const METRICS_THREAD_NICE = 10;
+const log = createLogger(config.logLevel).child({ thread: 'metrics' });
+yieldToProxy();
+/** The config as the side last applied it: a reload re-resolves from it and compares with it. */
+let current = config;
+const side = new MetricsSide(config, log, () => {
+  const r = reresolve(current);
+  if (r.ok) current = { ...current, ...r.live };
+  return r;
+});
+const port = parentPort!;
+side.onReload = (result) => port.postMessage({ type: 'reloaded', result } satisfies FromWorker);
+
+port.on('message', (msg: ToWorker) => {
+  if (msg.type === 'batch') side.ingestWire(msg.batch);
+  else if (msg.type === 'loop') {
+    side.proxyLoop.update(msg.source, msg.sample);
+    side.health.beat(msg.source);
+  } else if (msg.type === 'proxy-state') side.proxyState(msg.source, msg.state);
+  else if (msg.type === 'reload') side.onReload?.(side.reload(msg.trigger));
+  else if (msg.type === 'source-exit') side.sourceExited(msg.source);
+  else if (msg.type === 'close') {
+    void side.close().then(() => {
+      port.postMessage({ type: 'closed' } satisfies FromWorker);
+      port.close();
+    });
+  }
+});
+
+side.start().then(
+  (p) => port.postMessage({ type: 'ready', port: p } satisfies FromWorker),
+  (err: Error) => port.postMessage({ type: 'fatal', message: `--metrics-listen: cannot listen: ${err.message}` } satisfies FromWorker),
+);
+
+/**
+ * Everything on this thread (rendering a scrape, the collectors and the processes they
+ * spawn) can wait a little; the proxy thread's chunks cannot. Raising this thread's nice
+ * value makes the kernel hand a busy machine's CPU to the proxy first. Linux only (a
+ * thread is a task with its own nice value there); elsewhere this does nothing.
+ */
+function yieldToProxy(): void {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, METRICS_THREAD_NICE);
+  } catch (err) {
+    log.debug({ err: (err as Error).message }, 'metrics thread keeps its priority');
+  }
+}

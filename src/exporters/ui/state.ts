@@ -1,0 +1,166 @@
+/**
+ * The status page's state on the metrics side: per model rings (model-state.ts) fed by the
+ * request records, and once a second the collectors' latest values read back from the
+ * registry into a 15-minute ring. Nothing here runs on the proxy's loop, and every
+ * structure has a fixed size: models are bounded by the model label (models.ts), GPUs by
+ * MAX_GPUS, and a model that sent nothing for an hour is dropped.
+ */
+import type { Registry } from 'prom-client';
+import type { RequestRecord } from '../../record/record.js';
+import { judge, type Verdict } from '../../slo/judge.js';
+import type { SloConfig } from '../../slo/config.js';
+import { Ring } from './ring.js';
+import { CHART_SECONDS, COARSE_SLOT_SECONDS, COARSE_SLOTS, ModelState } from './model-state.js';
+import { MAX_GPUS, readCollectors, readEngine, readGpus, type CollectorReading, type EngineReading, type GpuReading } from './registry-read.js';
+
+/** host ring fields. */
+export const HOST_FIELDS = ['inFlight', 'kvCacheUsage', 'engineRunning', 'engineWaiting'] as const;
+/** Engine counter readings kept at 10 s, for windowed rates: 5 minutes and one more. */
+const ENGINE_SLOTS = 31;
+
+export interface StatusStateOptions {
+  slos: SloConfig;
+  registry: Registry;
+  /** Unix ms (tests drive a fake clock). */
+  now?: () => number;
+  random?: () => number;
+}
+
+export class StatusState {
+  readonly models = new Map<string, ModelState>();
+  /** Every model together: the charts' default view. */
+  readonly all: ModelState;
+  readonly host = new Ring(CHART_SECONDS, HOST_FIELDS.length, (n) => new Float32Array(n), NaN);
+  readonly gpuUtil = new Map<string, Ring<Float32Array>>();
+  /** preemptions, prefix hits, prefix queries (engine counters), at 10 s. */
+  readonly engineCounters = new Ring(ENGINE_SLOTS, 3, (n) => new Float64Array(n), NaN);
+  readonly startedAt: number;
+  inFlight = 0;
+  /** Generation requests in flight per model label now (the proxy's count; empty until one is reported). */
+  inFlightByModel: ReadonlyMap<string, number> = new Map();
+  gpus: GpuReading[] = [];
+  engine: EngineReading | null = null;
+  collectors: CollectorReading[] = [];
+  /** The last second whose chart point is final. */
+  closedThrough: number;
+  readonly now: () => number;
+  private readonly random: () => number;
+  private ticking = false;
+
+  constructor(private readonly opts: StatusStateOptions) {
+    this.now = opts.now ?? Date.now;
+    this.random = opts.random ?? Math.random;
+    this.all = new ModelState(this.random);
+    this.startedAt = this.now();
+    this.closedThrough = Math.floor(this.startedAt / 1000) - 1;
+  }
+
+  get slos(): SloConfig {
+    return this.opts.slos;
+  }
+
+  /** A config reload's SLOs: records from now on are judged against them. */
+  set slos(slos: SloConfig) {
+    this.opts.slos = slos;
+  }
+
+  /** Records with their model already bounded into a label (`labelOf`), and the machine's requests in flight. */
+  ingest(
+    records: readonly RequestRecord[], inFlight: number, labelOf: (model: string) => string,
+    inFlightByModel?: ReadonlyMap<string, number>, judged?: readonly (Verdict[] | null)[],
+  ): void {
+    this.inFlight = inFlight;
+    if (inFlightByModel) this.inFlightByModel = inFlightByModel;
+    if (records.length === 0) return;
+    const now = this.now();
+    records.forEach((r, i) => {
+      const label = labelOf(r.model);
+      let m = this.models.get(label);
+      if (!m) this.models.set(label, (m = new ModelState(this.random)));
+      const given = judged?.[i];
+      const verdicts = given !== undefined ? given : judge(this.opts.slos, label, r);
+      m.record(r, verdicts, now);
+      this.all.record(r, verdicts, now);
+    });
+  }
+
+  /**
+   * Closes every second that has ended since the last tick (chart points) and reads the
+   * collectors' values into the second just ended. Called once a second; a late call
+   * catches up, at most one chart's worth.
+   */
+  async tick(): Promise<void> {
+    if (this.ticking) return;
+    this.ticking = true;
+    try {
+      const now = this.now();
+      const last = Math.floor(now / 1000) - 1;
+      for (let s = Math.max(this.closedThrough + 1, last - CHART_SECONDS + 1); s <= last; s++) {
+        for (const m of this.models.values()) m.close(s);
+        this.all.close(s);
+      }
+      this.closedThrough = Math.max(this.closedThrough, last);
+      await this.readCollectors(last, now);
+      this.evictIdle(now);
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  private async readCollectors(second: number, now: number): Promise<void> {
+    const [gpus, engine, collectors] = await Promise.all([readGpus(this.opts.registry), readEngine(this.opts.registry), readCollectors(this.opts.registry)]);
+    this.gpus = gpus;
+    this.collectors = collectors;
+    const hasEngine = Object.values(engine).some((v) => v !== null);
+    this.engine = hasEngine ? engine : null;
+    this.host.set(second, 0, this.inFlight);
+    this.host.set(second, 1, engine.kvCacheUsage ?? NaN);
+    this.host.set(second, 2, engine.running ?? NaN);
+    this.host.set(second, 3, engine.waiting ?? NaN);
+    for (const g of gpus) {
+      let ring = this.gpuUtil.get(g.gpu);
+      if (!ring) {
+        if (this.gpuUtil.size >= MAX_GPUS) continue;
+        this.gpuUtil.set(g.gpu, (ring = new Ring(CHART_SECONDS, 1, (n) => new Float32Array(n), NaN)));
+      }
+      ring.set(second, 0, g.utilization ?? NaN);
+    }
+    // A GPU that stopped reporting 15 minutes ago has nothing left to draw.
+    for (const [id, ring] of this.gpuUtil) if (ring.last < second - CHART_SECONDS) this.gpuUtil.delete(id);
+    const slot = Math.floor(now / (COARSE_SLOT_SECONDS * 1000));
+    this.engineCounters.set(slot, 0, engine.preemptionsTotal ?? NaN);
+    this.engineCounters.set(slot, 1, engine.prefixCacheHitsTotal ?? NaN);
+    this.engineCounters.set(slot, 2, engine.prefixCacheQueriesTotal ?? NaN);
+  }
+
+  /** A model idle for the whole coarse window (1 h) has no figure left to show. */
+  private evictIdle(now: number): void {
+    const horizon = now - COARSE_SLOTS * COARSE_SLOT_SECONDS * 1000;
+    for (const [label, m] of this.models) if (m.lastSeen < horizon) this.models.delete(label);
+  }
+
+  /**
+   * Increase of one engine counter over the last `seconds` (null: not enough readings). A
+   * counter that went down (engine restart) counts from zero.
+   */
+  engineIncrease(field: 0 | 1 | 2, seconds: number): number | null {
+    const to = this.engineCounters.last;
+    if (!Number.isFinite(to)) return null;
+    const newest = this.engineCounters.get(to, field);
+    if (!Number.isFinite(newest)) return null;
+    const span = Math.min(Math.ceil(seconds / COARSE_SLOT_SECONDS), ENGINE_SLOTS - 1);
+    for (let s = to - span; s < to; s++) {
+      const old = this.engineCounters.get(s, field);
+      if (Number.isFinite(old)) return newest >= old ? newest - old : newest;
+    }
+    return null;
+  }
+
+  /** Bytes held in typed arrays by every ring (the bulk of this state's memory). */
+  get bytes(): number {
+    let n = this.all.bytes + this.host.bytes + this.engineCounters.bytes;
+    for (const m of this.models.values()) n += m.bytes;
+    for (const r of this.gpuUtil.values()) n += r.bytes;
+    return n;
+  }
+}

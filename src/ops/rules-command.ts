@@ -1,0 +1,35 @@
+/** `infermeter rules`: prints the Prometheus rules generated from a config file's `slos:`. */
+import { Command, Option } from 'commander';
+import { loadConfigFile } from '../config.js';
+import type { SloConfig } from '../slo/config.js';
+import { generateRules, renderRules, RULE_FORMATS, type RuleFormat } from './rules.js';
+
+/**
+ * The file is validated whole, with the schema `serve` uses: a file that serve would refuse
+ * (say, a Prometheus rule file given by mistake) stops here with the same message.
+ */
+export function readSloConfig(path: string): SloConfig {
+  return loadConfigFile(path).slos;
+}
+
+export function rulesCommand(): Command {
+  return new Command('rules')
+    .description('print Prometheus recording and alerting rules (SLO burn rates, latency, operations) for a config file')
+    .requiredOption('--config <file>', 'YAML config file whose slos: section the rules follow')
+    .addOption(new Option('--format <format>', 'prometheus (a rule file) or prometheusrule (a Kubernetes manifest)').choices(RULE_FORMATS).default('prometheus'))
+    .option('--job <name>', 'scrape job name of infermeter\'s metrics listener (for the up{job=...} alerts)', 'infermeter')
+    .option('--test-windows', 'divide every window and for: by 60 (1h -> 1m), for end-to-end tests and demos')
+    .action((opts: { config: string; format: RuleFormat; job: string; testWindows?: boolean }) => {
+      const groups = generateRules(readSloConfig(opts.config), { job: opts.job, testWindows: opts.testWindows === true });
+      process.stdout.write(renderRules(groups, { format: opts.format, generatedBy: commandLine(opts) }));
+    });
+}
+
+/** The command line that reproduces this output, for the file's header comment. */
+export function commandLine(opts: { config: string; format: RuleFormat; job: string; testWindows?: boolean }): string {
+  const parts = ['infermeter rules', `--config ${opts.config}`];
+  if (opts.format !== 'prometheus') parts.push(`--format ${opts.format}`);
+  if (opts.job !== 'infermeter') parts.push(`--job ${opts.job}`);
+  if (opts.testWindows) parts.push('--test-windows');
+  return parts.join(' ');
+}

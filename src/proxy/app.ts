@@ -1,0 +1,135 @@
+/**
+ * buildApp(config) → the proxy's HTTP server, not yet listening (main.ts listens; tests
+ * listen on port 0). The proxy port serves proxied traffic only: /metrics and health
+ * live on the metrics listener.
+ *
+ * The server is plain `node:http`: every request goes to one exchange, so a framework's
+ * router, request/reply objects and hook chain would only cost CPU per request on the
+ * one loop that relays every chunk (docs/performance.md).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { Pool } from 'undici';
+import type { Logger } from 'pino';
+import type { RecordSink } from '../record/sink.js';
+import { InfermeterError } from '../lib/errors.js';
+import { Exchange, type ProxyContext } from './exchange.js';
+import { tenantReader, type TenantOptions } from './tenant.js';
+import { routeFor } from '../record/routes.js';
+import { listenerTls, upstreamConnectOptions, type UpstreamTlsFiles } from '../lib/tls.js';
+import { TracePropagator } from './trace-context.js';
+import type { TraceSettings } from '../lib/trace-env.js';
+
+/** Methods forwarded; anything else (TRACE, CONNECT, WebDAV verbs) is refused with 405. */
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']);
+const ALLOW = [...METHODS].join(', ');
+
+export interface App {
+  server: Server;
+  pool: Pool;
+  /** Stops taking requests (new ones on open connections get 503) and resolves once every in-flight exchange has ended. */
+  close(): Promise<void>;
+}
+
+/** What the proxy reads of the configuration (config.ts's Config carries it; docs/architecture.md). */
+export interface ProxyOptions extends UpstreamTlsFiles, TenantOptions {
+  upstreamConnections: number;
+  /** Seconds, as every timeout in the config. */
+  connectTimeout: number;
+  headersTimeout: number;
+  idleTimeout: number;
+  injectUsage: boolean;
+  bodyLimit: number;
+  tracing: TraceSettings | null;
+  tlsCert: string;
+  tlsKey: string;
+}
+
+export function buildApp(config: ProxyOptions, sink: RecordSink, log: Logger): App {
+  const upstream = new URL(config.upstream);
+  const pool = new Pool(upstream.origin, {
+    connections: config.upstreamConnections,
+    connectTimeout: config.connectTimeout * 1000,
+    headersTimeout: config.headersTimeout * 1000,
+    bodyTimeout: config.idleTimeout * 1000,
+    keepAliveTimeout: 4_000,
+    connect: upstreamConnectOptions(config),
+  });
+  const ctx: ProxyContext = {
+    pool,
+    basePath: upstream.pathname === '/' ? '' : upstream.pathname,
+    injectUsage: config.injectUsage,
+    bodyLimit: config.bodyLimit,
+    sink,
+    log,
+    trace: config.tracing ? new TracePropagator(config.tracing) : null,
+    tenant: tenantReader(config),
+  };
+  let closing = false;
+  let inFlight = 0;
+  let drained: (() => void) | null = null;
+  const onEnd = () => {
+    if (--inFlight === 0 && drained) drained();
+  };
+
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    const t0 = performance.now();
+    if (closing) {
+      res.writeHead(503, { 'content-type': 'application/json', connection: 'close' }).end(new InfermeterError('SHUTTING_DOWN').body());
+      return;
+    }
+    if (!METHODS.has(req.method ?? '')) {
+      res.writeHead(405, { allow: ALLOW, 'content-type': 'application/json' }).end(new InfermeterError('METHOD_NOT_ALLOWED').body());
+      return;
+    }
+    inFlight++;
+    res.once('close', onEnd);
+    const path = originFormTarget(req.url ?? '/');
+    const exchange = new Exchange(ctx, req, res, routeFor(path.split('?', 1)[0]!), path, t0);
+    exchange.run().catch((err: unknown) => {
+      log.error({ err: (err as Error).message }, 'proxy exchange failed');
+      if (!res.headersSent) res.writeHead(500).end();
+      else res.destroy();
+    });
+  };
+
+  const options = {
+    // Generation can take minutes: no server-side request timeout beyond the upstream's.
+    requestTimeout: 0,
+    keepAliveTimeout: 65_000,
+    // Nagle would hold a small chunk back for the previous one's ACK.
+    noDelay: true,
+  };
+  const tls = listenerTls(config.tlsCert, config.tlsKey);
+  // An https.Server is an http.Server for everything here (close, closeIdleConnections, ...).
+  const server = (tls ? createHttpsServer({ ...options, ...tls }, handle) : createServer(options, handle)) as Server;
+  server.timeout = 0;
+
+  return {
+    server,
+    pool,
+    async close() {
+      closing = true;
+      const exchanges = inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => (drained = resolve));
+      const listener = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await exchanges;
+      await listener;
+      await pool.close();
+    },
+  };
+}
+
+/**
+ * The path (and query) to forward. An absolute-form target (`GET http://other/x`) keeps
+ * only its path: the client never chooses the upstream host.
+ */
+export function originFormTarget(url: string): string {
+  if (url.startsWith('/')) return url.startsWith('//') ? '/' + url.replace(/^\/+/, '') : url;
+  try {
+    const u = new URL(url);
+    return u.pathname + u.search;
+  } catch {
+    return '/' + url;
+  }
+}

@@ -65,7 +65,7 @@ const f = (x: number, w: number, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : 
 const ratio = (a: number, b: number) => (b > 0 && Number.isFinite(a) ? `${(a / b).toFixed(2)}×` : 'n/a');
 
 /** Runs the loads and the knee search; prints tables and returns rows for the JSON report. */
-export async function runCapacity(paths: CapacityPath[], reference: { bare: string; nginx: string }): Promise<Record<string, unknown>[]> {
+export async function runCapacity(paths: CapacityPath[], reference: { bare: string; nginx?: string }): Promise<Record<string, unknown>[]> {
   const rows: Record<string, unknown>[] = [];
   const direct = paths[0]!;
   console.log(`\ncapacity: each chunk its own read (${CHUNKS} chunks per stream); ${SECONDS}s cells × ${ROUNDS} interleaved rounds; CPU = utime+stime of the path's processes per relayed chunk`);
@@ -88,7 +88,8 @@ export async function runCapacity(paths: CapacityPath[], reference: { bare: stri
       const load = `${streams} × ${gapMs} ms`.padEnd(13);
       const cpu = d ? '           -' : f(s.cpuUsPerChunk, 12, 1);
       const spread = d ? '-'.padStart(16) : `${Math.min(...rounds).toFixed(2)} .. ${Math.max(...rounds).toFixed(2)}`.padStart(16);
-      const vs = d || p.name === reference.bare ? ['         -', '          -', '          -'] : [ratio(s.cpuUsPerChunk, sums.get(reference.bare)!.cpuUsPerChunk).padStart(10), ratio(s.cpuUsPerChunk, sums.get(reference.nginx)!.cpuUsPerChunk).padStart(11), ratio(added(p.name), added(reference.bare)).padStart(11)];
+      const nginxCpu = reference.nginx ? sums.get(reference.nginx)!.cpuUsPerChunk : NaN;
+      const vs = d || p.name === reference.bare ? ['         -', '          -', '          -'] : [ratio(s.cpuUsPerChunk, sums.get(reference.bare)!.cpuUsPerChunk).padStart(10), ratio(s.cpuUsPerChunk, nginxCpu).padStart(11), ratio(added(p.name), added(reference.bare)).padStart(11)];
       if (p.pids.length && s.rootCpuUsPerChunk !== s.cpuUsPerChunk) primaries.push(`${p.name}: ${s.rootCpuUsPerChunk.toFixed(1)} of ${s.cpuUsPerChunk.toFixed(1)} µs`);
       console.log(`${load} | ${p.name.padEnd(23)} | ${f(s.chunksPerSecond, 8, 0)} | ${cpu} | ${d ? '        -' : f(row.addedTtftP50, 9)} | ${d ? '        -' : f(row.addedTtftP99, 9)} | ${d ? '         -' : f(row.addedChunkP99, 10)} | ${spread} | ${vs.join(' | ')}${s.errors ? ` (${s.errors} errors)` : ''}`);
     }
@@ -123,7 +124,7 @@ export async function runCapacity(paths: CapacityPath[], reference: { bare: stri
     console.log(`${String(streams).padStart(7)} | ${String(offered).padStart(9)} | ${cells.join(' | ')}`);
   }
   const bareKnee = knee.get(reference.bare) ?? 0;
-  const nginxKnee = knee.get(reference.nginx) ?? 0;
+  const nginxKnee = reference.nginx ? knee.get(reference.nginx) ?? 0 : 0;
   for (const [name, k] of knee) {
     console.log(`  knee ${name.padEnd(23)} ${String(k).padStart(7)} chunks/s offered · × bare ${ratio(k, bareKnee)} · × nginx ${ratio(k, nginxKnee)}${past.has(name) ? '' : ' (not reached: the knee is above the last step)'}`);
     rows.push({ section: 'knee-summary', path: name, kneeChunksPerSecond: k, reached: past.has(name) });

@@ -8,8 +8,10 @@
  *   (path − direct at the same load, pooled over interleaved rounds, with the spread).
  * - The knee: the offered rate is stepped (streams × 200 chunks/s at 5 ms); a path's knee
  *   is the highest offered chunks/s at which its added TTFT p50 stays under 2 ms.
+ * - The client runs on BENCH_CLIENT_THREADS threads (bench/client-pool.ts; default 1).
  */
-import { closedLoop, cpuSeconds, percentile, sorted, treeCpuSeconds, type StreamSample } from './lib.js';
+import { cpuSeconds, percentile, sorted, treeCpuSeconds, type StreamSample } from './lib.js';
+import { clientPool } from './client-pool.js';
 
 export interface CapacityPath {
   name: string;
@@ -42,7 +44,7 @@ async function cell(path: CapacityPath, streams: number, gapMs: number, ms: numb
   const cpu0 = path.pids.reduce((a, p) => a + treeCpuSeconds(p), 0);
   const root0 = path.pids.length ? cpuSeconds(path.pids[0]!) : 0;
   const t0 = performance.now();
-  const samples = await closedLoop(path.url, streams, ms, bodyFor(gapMs), true, gapMs * (CHUNKS + 1));
+  const samples = await clientPool.closedLoop(path.url, streams, ms, bodyFor(gapMs), true, gapMs * (CHUNKS + 1));
   const seconds = (performance.now() - t0) / 1000;
   const rootCpuSeconds = path.pids.length ? cpuSeconds(path.pids[0]!) - root0 : 0;
   return { samples, seconds, rootCpuSeconds, cpuSeconds: path.pids.reduce((a, p) => a + treeCpuSeconds(p), 0) - cpu0 };
@@ -68,7 +70,7 @@ const ratio = (a: number, b: number) => (b > 0 && Number.isFinite(a) ? `${(a / b
 export async function runCapacity(paths: CapacityPath[], reference: { bare: string; nginx?: string }): Promise<Record<string, unknown>[]> {
   const rows: Record<string, unknown>[] = [];
   const direct = paths[0]!;
-  console.log(`\ncapacity: each chunk its own read (${CHUNKS} chunks per stream); ${SECONDS}s cells × ${ROUNDS} interleaved rounds; CPU = utime+stime of the path's processes per relayed chunk`);
+  console.log(`\ncapacity: each chunk its own read (${CHUNKS} chunks per stream); ${SECONDS}s cells × ${ROUNDS} interleaved rounds; client on ${clientPool.threads} thread(s); CPU = utime+stime of the path's processes per relayed chunk`);
   console.log('load          | path                    | chunks/s | CPU µs/chunk | +TTFT p50 | +TTFT p99 | +chunk p99 | rounds +TTFT p50 | × bare CPU | × nginx CPU | × bare +p50');
   for (const [streams, gapMs] of LOADS) {
     const primaries: string[] = [];

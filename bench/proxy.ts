@@ -25,6 +25,8 @@
  * its workers, nginx, the bare proxy) to those CPUs with taskset (pin the client, this
  * process, by running it under taskset); BENCH_NGINX=0 leaves nginx out (also when it is not
  * on PATH); BENCH_RESULTS names the JSON file (default bench-results/proxy.json).
+ * BENCH_CLIENT_THREADS (bench/client-pool.ts) and BENCH_UPSTREAM_PROCS (bench/upstream.ts)
+ * spread the capacity section's client and the upstream over that many cores.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -34,6 +36,7 @@ import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
 import { ROOT, closedLoop, cpuSeconds, percentile, processTree, rssBytes, sorted, startNginx, startProcess, streamOnce, type StreamSample } from './lib.js';
 import { runCapacity } from './capacity.js';
+import { clientPool } from './client-pool.js';
 import { runUiSection } from './ui.js';
 
 const SECTIONS = new Set((process.env['BENCH_SECTIONS'] ?? 'capacity,latency,ui,lockstep,throughput,memory').split(',').map((s) => s.trim()));
@@ -302,7 +305,7 @@ if (SECTIONS.has('memory')) {
 }
 
 mkdirSync(dirname(RESULTS), { recursive: true });
-writeFileSync(RESULTS, JSON.stringify({ date: new Date().toISOString(), seconds: SECONDS, rounds: ROUNDS, workers: WORKERS, cpus: { upstream: UPSTREAM_CPUS ?? null, proxy: PROXY_CPUS ?? null }, nginx: NGINX, rows }, null, 2));
+writeFileSync(RESULTS, JSON.stringify({ date: new Date().toISOString(), seconds: SECONDS, rounds: ROUNDS, workers: WORKERS, cpus: { upstream: UPSTREAM_CPUS ?? null, proxy: PROXY_CPUS ?? null }, clientThreads: clientPool.threads, upstreamProcs: Number(process.env['BENCH_UPSTREAM_PROCS'] ?? 1), nginx: NGINX, rows }, null, 2));
 console.log(`\nraw figures: ${RESULTS}`);
 for (const p of byWorkers.values()) p.child.kill('SIGTERM');
 imTraced?.child.kill('SIGTERM');

@@ -102,7 +102,7 @@ writeFileSync(at('captures.json'), JSON.stringify({ dryRun, tag, captures: check
 const bench = json('bench', 'proxy.json');
 const scaling = bench ? scalingFrom((bench['rows'] ?? []) as Record<string, unknown>[]) : null;
 if (scaling) {
-  writeFileSync(at('scaling.json'), JSON.stringify({ ...scaling, settings: { workers: bench!['workers'], cpus: bench!['cpus'], seconds: bench!['seconds'], rounds: bench!['rounds'], nginx: bench!['nginx'] } }, null, 2) + '\n');
+  writeFileSync(at('scaling.json'), JSON.stringify({ ...scaling, settings: { workers: bench!['workers'], cpus: bench!['cpus'], clientThreads: bench!['clientThreads'], upstreamProcs: bench!['upstreamProcs'], seconds: bench!['seconds'], rounds: bench!['rounds'], nginx: bench!['nginx'] } }, null, 2) + '\n');
   writeFileSync(at('scaling.md'), scalingMarkdown(scaling));
 }
 

@@ -111,19 +111,26 @@ if command -v taskset >/dev/null; then
   read -r -a CPUS <<<"$(expand_cpus "${DEVICE_CPUS:-$(taskset -pc $$ | sed 's/.*: *//')}")"
   [ "$DRY" = 1 ] && [ -z "${DEVICE_CPUS:-}" ] && CPUS=("${CPUS[@]:0:2}")
   n=${#CPUS[@]}
-  # Client and upstream get their own CPUs (2 each from 8 up), the proxies the rest; under 4
-  # CPUs client and upstream share the first.
-  if [ "$n" -ge 8 ]; then c=("${CPUS[@]:0:2}") u=("${CPUS[@]:2:2}") p=("${CPUS[@]:4}")
+  # Client and upstream get CPUs of their own (3 each from 16 up, 2 from 8), the proxies the
+  # rest; under 4 CPUs client and upstream share the first.
+  if [ "$n" -ge 16 ]; then c=("${CPUS[@]:0:3}") u=("${CPUS[@]:3:3}") p=("${CPUS[@]:6}")
+  elif [ "$n" -ge 8 ]; then c=("${CPUS[@]:0:2}") u=("${CPUS[@]:2:2}") p=("${CPUS[@]:4}")
   elif [ "$n" -ge 4 ]; then c=("${CPUS[0]}") u=("${CPUS[1]}") p=("${CPUS[@]:2}")
   elif [ "$n" -ge 2 ]; then c=("${CPUS[0]}") u=("${CPUS[0]}") p=("${CPUS[@]:1}")
   else c=("${CPUS[@]}") u=("${CPUS[@]}") p=("${CPUS[@]}"); fi
   CLIENT_CPUS=${DEVICE_CLIENT_CPUS:-$(join_cpus "${c[@]}")}
   UPSTREAM_CPUS=${DEVICE_UPSTREAM_CPUS:-$(join_cpus "${u[@]}")}
   PROXY_CPUS=${DEVICE_PROXY_CPUS:-$(join_cpus "${p[@]}")}
-  PIN="client on CPUs $CLIENT_CPUS, upstream on $UPSTREAM_CPUS, proxies on $PROXY_CPUS (of ${#CPUS[@]})"
+  # One client thread and one upstream process per CPU they have (a dry run uses 2 of each so
+  # that those paths run too).
+  count_cpus() { local a; read -r -a a <<<"$(expand_cpus "$1")"; echo "${#a[@]}"; }
+  CLIENT_THREADS=${BENCH_CLIENT_THREADS:-$([ "$DRY" = 1 ] && echo 2 || count_cpus "$CLIENT_CPUS")}
+  UPSTREAM_PROCS=${BENCH_UPSTREAM_PROCS:-$([ "$DRY" = 1 ] && echo 2 || count_cpus "$UPSTREAM_CPUS")}
+  PIN="client ($CLIENT_THREADS threads) on CPUs $CLIENT_CPUS, upstream ($UPSTREAM_PROCS processes) on $UPSTREAM_CPUS, proxies on $PROXY_CPUS (of ${#CPUS[@]})"
 else
   CLIENT_CPUS='' UPSTREAM_CPUS='' PROXY_CPUS=''
-  PIN='not pinned: taskset is not installed'
+  CLIENT_THREADS=${BENCH_CLIENT_THREADS:-2} UPSTREAM_PROCS=${BENCH_UPSTREAM_PROCS:-2}
+  PIN="not pinned: taskset is not installed (client $CLIENT_THREADS threads, upstream $UPSTREAM_PROCS processes)"
 fi
 log "$([ "$DRY" = 1 ] && echo 'DRY RUN (fake nvidia-smi): ')output in $DIR; budget ${BUDGET}s; $PIN"
 
@@ -282,7 +289,7 @@ else
   pin_client=()
   [ -n "$CLIENT_CPUS" ] && pin_client=(taskset -c "$CLIENT_CPUS")
   BENCH_SECTIONS=capacity BENCH_TRACING=0 BENCH_WORKERS=$WORKERS BENCH_RESULTS="$DIR/bench/proxy.json" \
-    BENCH_UPSTREAM_CPUS=$UPSTREAM_CPUS BENCH_PROXY_CPUS=$PROXY_CPUS BENCH_SECONDS=$BENCH_SECONDS BENCH_ROUNDS=$BENCH_ROUNDS \
+    BENCH_UPSTREAM_CPUS=$UPSTREAM_CPUS BENCH_PROXY_CPUS=$PROXY_CPUS BENCH_CLIENT_THREADS=$CLIENT_THREADS BENCH_UPSTREAM_PROCS=$UPSTREAM_PROCS BENCH_SECONDS=$BENCH_SECONDS BENCH_ROUNDS=$BENCH_ROUNDS \
     BENCH_WARMUP_SECONDS=$BENCH_WARMUP_SECONDS BENCH_CAPACITY_LOADS=$BENCH_CAPACITY_LOADS BENCH_KNEE_STREAMS=$BENCH_KNEE_STREAMS \
     timeout -k 10 "$secs" "${pin_client[@]}" node dist/bench/proxy.js >"$DIR/bench/bench.log" 2>&1
   rc=$?

@@ -85,6 +85,8 @@ test('device run --dry-run: every step runs against the fake nvidia-smi; capture
     // The scaling table: one row per worker count (and the bare proxy), CPU per chunk measured.
     const scaling = JSON.parse(readFileSync(join(dir, 'scaling.json'), 'utf8'));
     assert.deepEqual(scaling.settings.workers, [1, 2, 4, 8]);
+    // The dry run drives the client from 2 threads and serves from 2 upstream processes, as a node does from more.
+    assert.deepEqual([scaling.settings.clientThreads, scaling.settings.upstreamProcs], [2, 2]);
     const paths = scaling.rows.map((x: { path: string }) => x.path);
     for (const w of [1, 2, 4, 8]) assert.ok(paths.includes(`infermeter --workers ${w}`), paths.join(', '));
     assert.ok(paths.includes('node http+undici'));

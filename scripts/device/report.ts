@@ -94,6 +94,8 @@ const collector = metrics === null ? null : (() => {
     invalidLines: p.invalidLines, gpuFamilies: [...new Set(gpuSeries.map((s) => s.name))].sort(), gpuSeries: gpuSeries.length,
     gpuCollectorUp: up?.value ?? null, gpus: [...new Set(gpuSeries.map((s) => s.labels['gpu']).filter(Boolean))].length,
     load: (text('collector', 'gpu-load.txt') ?? 'not recorded').trim(),
+    // What the load did, as the collector saw it at the last scrape.
+    smUtilization: Object.fromEntries(gpuSeries.filter((s) => s.name === 'infermeter_gpu_sm_utilization_ratio').map((s) => [s.labels['gpu'], s.value])),
   };
 })();
 writeFileSync(at('captures.json'), JSON.stringify({ dryRun, tag, captures: checks, collector }, null, 2) + '\n');
@@ -127,7 +129,7 @@ const lines = [
   '',
   '## GPU collector /metrics',
   '',
-  collector ? `GPU load: ${collector.load}. gpu collector up: ${collector.gpuCollectorUp}; ${collector.gpuSeries} infermeter_gpu_* samples over ${collector.gpus} GPUs; families: ${collector.gpuFamilies.join(', ')}.` : 'not captured',
+  collector ? `GPU load: ${collector.load}; SM utilization at the last scrape: ${Object.entries(collector.smUtilization).map(([g, v]) => `GPU ${g} ${v}`).join(', ') || 'none'}. gpu collector up: ${collector.gpuCollectorUp}; ${collector.gpuSeries} infermeter_gpu_* samples over ${collector.gpus} GPUs; families: ${collector.gpuFamilies.join(', ')}.` : 'not captured',
   '',
   '## Scaling (bench:proxy capacity section)',
   '',

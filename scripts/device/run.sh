@@ -203,35 +203,47 @@ groups_note="-s $DMON_GROUPS$([ "${DMON_GROUPS_FALLBACK:-0}" = 1 ] && echo ' (he
 if [ -z "$bad" ]; then step captures ok "$t" "$groups_note; $gpm_note"; else step captures failed "$t" "$groups_note; $gpm_note; failed: $bad"; fi
 
 # --- 3. the GPU collector against this nvidia-smi ------------------------------------------------
+# try_load DESC CMD...: starts CMD in the background and keeps it when it still runs 3 s later.
+try_load() {
+  local desc=$1 pid rc
+  shift
+  "$@" >>"$DIR/collector/gpu-load.log" 2>&1 &
+  pid=$!
+  sleep 3
+  if kill -0 "$pid" 2>/dev/null; then
+    PIDS+=($pid)
+    LOAD_PID=$pid
+    echo "$desc"
+    return 0
+  fi
+  wait "$pid"
+  rc=$?
+  TRIED="$TRIED${TRIED:+; }$desc exited $rc within 3 s"
+  return 1
+}
 # gpu_load SECONDS: starts something already on the machine that loads every GPU; prints what
 # (called with its output redirected, never in $(...), so that PIDS keeps what it started).
 gpu_load() {
   local secs=$1 tool
+  TRIED=''
+  LOAD_PID=''
   if [ "$DRY" = 1 ]; then echo "fake: FAKE_NVIDIA_SMI_LOAD=$FAKE_NVIDIA_SMI_LOAD (no real GPU)"; return; fi
   if [ "${DEVICE_GPU_LOAD:-1}" = 0 ]; then echo "idle (DEVICE_GPU_LOAD=0)"; return; fi
   for tool in gpu_burn gpu-burn; do
-    if command -v "$tool" >/dev/null; then
-      timeout -k 5 "$secs" "$tool" "$secs" >"$DIR/collector/gpu-load.log" 2>&1 &
-      PIDS+=($!); echo "$tool $secs"; return
-    fi
+    command -v "$tool" >/dev/null && try_load "$tool $secs" timeout -k 5 "$secs" "$tool" "$secs" && return
   done
   for tool in dcgmproftester12 dcgmproftester11; do
-    if command -v "$tool" >/dev/null; then
-      timeout -k 5 "$secs" "$tool" --no-dcgm-validation -t 1004 -d "$secs" >"$DIR/collector/gpu-load.log" 2>&1 &
-      PIDS+=($!); echo "$tool -t 1004 (tensor activity) for ${secs}s"; return
-    fi
+    command -v "$tool" >/dev/null && try_load "$tool -t 1004 (tensor activity) for ${secs}s" timeout -k 5 "$secs" "$tool" --no-dcgm-validation -t 1004 -d "$secs" && return
   done
   for tool in torch cupy; do
     if command -v python3 >/dev/null && timeout 60 python3 "$ROOT/scripts/device/gpu-load.py" "$tool" 0 >/dev/null 2>&1; then
-      timeout -k 5 "$secs" python3 "$ROOT/scripts/device/gpu-load.py" "$tool" "$secs" >"$DIR/collector/gpu-load.log" 2>&1 &
-      PIDS+=($!); echo "python3 scripts/device/gpu-load.py $tool (fp16 matrix multiplies on every GPU) for ${secs}s"; return
+      try_load "python3 scripts/device/gpu-load.py $tool (fp16 matrix multiplies and copies on every GPU) for ${secs}s" timeout -k 5 "$secs" python3 "$ROOT/scripts/device/gpu-load.py" "$tool" "$secs" && return
     fi
   done
-  if command -v nvcc >/dev/null && timeout 120 nvcc -O2 -o "$DIR/collector/gpu-load" "$ROOT/scripts/device/gpu-load.cu" >"$DIR/collector/gpu-load.log" 2>&1; then
-    timeout -k 5 "$secs" "$DIR/collector/gpu-load" "$secs" >>"$DIR/collector/gpu-load.log" 2>&1 &
-    PIDS+=($!); echo "scripts/device/gpu-load.cu built with nvcc (FMA loop and device copies on every GPU) for ${secs}s"; return
+  if command -v nvcc >/dev/null && timeout 120 nvcc -O2 -o "$DIR/collector/gpu-load" "$ROOT/scripts/device/gpu-load.cu" >>"$DIR/collector/gpu-load.log" 2>&1; then
+    try_load "scripts/device/gpu-load.cu built with nvcc (FMA loop and device copies on every GPU) for ${secs}s" timeout -k 5 "$secs" "$DIR/collector/gpu-load" "$secs" && return
   fi
-  echo "idle: nothing on this machine loads a GPU without downloads (no gpu_burn, dcgmproftester, python3 torch/cupy or nvcc)"
+  echo "idle: nothing on this machine loaded a GPU without downloads (looked for gpu_burn, dcgmproftester, python3 with torch or cupy, nvcc)${TRIED:+; tried: $TRIED}"
 }
 # wait_for FILE REGEX SECONDS: prints the first match's group 1 once it appears in FILE.
 wait_for() {
@@ -267,6 +279,11 @@ else
     sleep $((COLLECT / 2))
     scrape "http://127.0.0.1:$port/metrics" >"$DIR/collector/metrics-half.prom" 2>>"$DIR/collector/scrape.err"
     sleep $((COLLECT - COLLECT / 2))
+    # Whether the load outlived the collection: an exit mid-way shows up in the figures.
+    if [ -n "$LOAD_PID" ] && ! kill -0 "$LOAD_PID" 2>/dev/null; then
+      load_desc="$load_desc (but it had exited before the last scrape: collector/gpu-load.log)"
+      echo "$load_desc" >"$DIR/collector/gpu-load.txt"
+    fi
     if scrape "http://127.0.0.1:$port/metrics" >"$DIR/collector/metrics.prom" 2>>"$DIR/collector/scrape.err" &&
       grep -q '^infermeter_collector_up{collector="gpu"} 1' "$DIR/collector/metrics.prom" && grep -q '^infermeter_gpu_' "$DIR/collector/metrics.prom"; then
       step collector ok "$t" "${COLLECT}s; GPU load: $load_desc"

@@ -67,7 +67,7 @@ const f = (x: number, w: number, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : 
 const ratio = (a: number, b: number) => (b > 0 && Number.isFinite(a) ? `${(a / b).toFixed(2)}×` : 'n/a');
 
 /** Runs the loads and the knee search; prints tables and returns rows for the JSON report. */
-export async function runCapacity(paths: CapacityPath[], reference: { bare: string; nginx?: string }): Promise<Record<string, unknown>[]> {
+export async function runCapacity(paths: CapacityPath[], reference: { bare: string; nginx?: string }, progress: (rows: readonly Record<string, unknown>[]) => void = () => {}): Promise<Record<string, unknown>[]> {
   const rows: Record<string, unknown>[] = [];
   const direct = paths[0]!;
   console.log(`\ncapacity: each chunk its own read (${CHUNKS} chunks per stream); ${SECONDS}s cells × ${ROUNDS} interleaved rounds; client on ${clientPool.threads} thread(s); CPU = utime+stime of the path's processes per relayed chunk`);
@@ -97,6 +97,7 @@ export async function runCapacity(paths: CapacityPath[], reference: { bare: stri
     }
     // nginx's master and a cluster's primary: how much of the path's CPU per chunk is the first process.
     if (primaries.length) console.log(`${''.padEnd(13)} | first process's share per chunk (a cluster's primary: accept, IPC relay, metrics thread): ${primaries.join('; ')}`);
+    progress(rows);
   }
 
   // The knee: step the offered rate; the direct path at each step is the baseline.
@@ -124,6 +125,7 @@ export async function runCapacity(paths: CapacityPath[], reference: { bare: stri
       return `${f(add, 6)} · ${f(s.chunksPerSecond, 6, 0)}/s`.padStart(18);
     });
     console.log(`${String(streams).padStart(7)} | ${String(offered).padStart(9)} | ${cells.join(' | ')}`);
+    progress(rows);
   }
   const bareKnee = knee.get(reference.bare) ?? 0;
   const nginxKnee = reference.nginx ? knee.get(reference.nginx) ?? 0 : 0;

@@ -150,6 +150,11 @@ await new Promise((r) => setTimeout(r, 2000)); // model list fetched; records fl
 const series = (await (await request(metricsUrl)).body.text()).split('\n').filter((l) => l.startsWith('gen_ai_server_time_to_first_token_seconds_bucket')).length;
 
 const rows: Record<string, unknown>[] = [];
+function writeResults(done: readonly Record<string, unknown>[], partial: boolean): void {
+  mkdirSync(dirname(RESULTS), { recursive: true });
+  const settings = { seconds: SECONDS, rounds: ROUNDS, workers: WORKERS, cpus: { upstream: UPSTREAM_CPUS ?? null, proxy: PROXY_CPUS ?? null }, clientThreads: clientPool.threads, upstreamProcs: Number(process.env['BENCH_UPSTREAM_PROCS'] ?? 1), nginx: NGINX };
+  writeFileSync(RESULTS, JSON.stringify({ date: new Date().toISOString(), partial, ...settings, rows: done }, null, 2));
+}
 if (SECTIONS.has('capacity')) {
   const capacityPaths = [
     { name: 'direct', url: direct, pids: [] },
@@ -158,7 +163,9 @@ if (SECTIONS.has('capacity')) {
     ...WORKERS.map((w) => ({ name: `infermeter --workers ${w}`, url: urlOf(byWorkers.get(w)!), pids: [byWorkers.get(w)!.child.pid!] })),
     ...(imTraced ? [{ name: 'infermeter --workers 1, tracing', url: throughTraced, pids: [imTraced.child.pid!] }] : []),
   ];
-  rows.push(...(await runCapacity(capacityPaths, { bare: 'node http+undici', ...(nginx ? { nginx: 'nginx' } : {}) })));
+  // Written after each load and knee step too, marked partial: a run cut short keeps what it measured.
+  const partial = (done: readonly Record<string, unknown>[]) => writeResults([...rows, ...done], true);
+  rows.push(...(await runCapacity(capacityPaths, { bare: 'node http+undici', ...(nginx ? { nginx: 'nginx' } : {}) }, partial)));
   if (sink) console.log(`tracing path: ${sink.spans()} bytes of OTLP spans received`);
 }
 if (SECTIONS.has('latency')) {
@@ -304,8 +311,7 @@ if (SECTIONS.has('memory')) {
   }
 }
 
-mkdirSync(dirname(RESULTS), { recursive: true });
-writeFileSync(RESULTS, JSON.stringify({ date: new Date().toISOString(), seconds: SECONDS, rounds: ROUNDS, workers: WORKERS, cpus: { upstream: UPSTREAM_CPUS ?? null, proxy: PROXY_CPUS ?? null }, clientThreads: clientPool.threads, upstreamProcs: Number(process.env['BENCH_UPSTREAM_PROCS'] ?? 1), nginx: NGINX, rows }, null, 2));
+writeResults(rows, false);
 console.log(`\nraw figures: ${RESULTS}`);
 for (const p of byWorkers.values()) p.child.kill('SIGTERM');
 imTraced?.child.kill('SIGTERM');

@@ -104,7 +104,7 @@ writeFileSync(at('captures.json'), JSON.stringify({ dryRun, tag, captures: check
 const bench = json('bench', 'proxy.json');
 const scaling = bench ? scalingFrom((bench['rows'] ?? []) as Record<string, unknown>[]) : null;
 if (scaling) {
-  writeFileSync(at('scaling.json'), JSON.stringify({ ...scaling, settings: { workers: bench!['workers'], cpus: bench!['cpus'], clientThreads: bench!['clientThreads'], upstreamProcs: bench!['upstreamProcs'], seconds: bench!['seconds'], rounds: bench!['rounds'], nginx: bench!['nginx'] } }, null, 2) + '\n');
+  writeFileSync(at('scaling.json'), JSON.stringify({ ...scaling, settings: { workers: bench!['workers'], cpus: bench!['cpus'], clientThreads: bench!['clientThreads'], upstreamProcs: bench!['upstreamProcs'], partial: bench!['partial'] === true, seconds: bench!['seconds'], rounds: bench!['rounds'], nginx: bench!['nginx'] } }, null, 2) + '\n');
   writeFileSync(at('scaling.md'), scalingMarkdown(scaling));
 }
 
@@ -133,6 +133,7 @@ const lines = [
   '',
   '## Scaling (bench:proxy capacity section)',
   '',
+  bench?.['partial'] === true ? '**Partial: the bench was cut short; the knees of paths still stepping are missing.**\n' : '',
   scaling ? scalingMarkdown(scaling) : 'not run (see steps)',
 ];
 writeFileSync(at('summary.md'), lines.join('\n') + '\n');

@@ -97,6 +97,7 @@ fi
 SAMPLES=${DEVICE_DMON_SAMPLES:-20}
 WORKERS=${DEVICE_WORKERS:-1,2,4,8}
 export NVSMI_SHOW_ALL_DEVICES=1 # 535-series drivers show 4 GPUs in dmon without it
+ulimit -n "$(ulimit -Hn)" 2>/dev/null # the knee steps hold thousands of sockets
 
 # The CPUs this process may use ("0-3,8-11" → 0 1 2 3 8 9 10 11).
 expand_cpus() {
@@ -313,7 +314,7 @@ else
   if [ "$rc" = 0 ] && [ -f "$DIR/bench/proxy.json" ]; then
     step bench ok "$t" "--workers $WORKERS; loads $BENCH_CAPACITY_LOADS; knee steps $BENCH_KNEE_STREAMS streams; ${BENCH_SECONDS}s cells x $BENCH_ROUNDS rounds; $PIN"
   else
-    step bench failed "$t" "exit $rc$([ "$rc" = 124 ] && echo ": cut at ${secs}s") (bench/bench.log)"
+    step bench failed "$t" "exit $rc$([ "$rc" = 124 ] && echo ": cut at ${secs}s")$([ -f "$DIR/bench/proxy.json" ] && echo '; bench/proxy.json holds what was measured before') (bench/bench.log)"
   fi
 fi
 

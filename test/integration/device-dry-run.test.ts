@@ -29,7 +29,7 @@ test('device run --dry-run: every step runs against the fake nvidia-smi; capture
   const dir = mkdtempSync(join(tmpdir(), 'infermeter-device-'));
   try {
     // Short on purpose: the steps and files are under test here, not the figures.
-    const r = run(['--dry-run', dir], { DEVICE_DMON_SAMPLES: String(SAMPLES), DEVICE_COLLECT_SECONDS: '3', DEVICE_CPUS: '', BENCH_KNEE_STREAMS: '8,16', BENCH_CAPACITY_LOADS: '8x5' });
+    const r = run(['--dry-run', dir], { DEVICE_DMON_SAMPLES: String(SAMPLES), DEVICE_COLLECT_SECONDS: '3', DEVICE_CPUS: '', BENCH_KNEE_STREAMS: '8', BENCH_CAPACITY_LOADS: '8x5' });
     const steps = readFileSync(join(dir, 'steps.tsv'), 'utf8').trim().split('\n').map((l) => l.split('\t'));
     assert.equal(r.status, 0, `run.sh exited ${r.status}:\n${r.stderr}\n${steps.map((s) => s.join(' ')).join('\n')}`);
     assert.deepEqual(steps.map((s) => [s[0], s[1]]), ['build', 'environment', 'captures', 'collector', 'bench', 'report'].map((n) => [n, 'ok']));

@@ -30,6 +30,8 @@ export interface CapturePlan {
   /** The help listed no groups in a form read here: FALLBACK_GROUPS is asked for. */
   groupsFallback: boolean;
   gpmIds: number[];
+  /** The ids the collector asks for by default: retried alone when the full list is refused. */
+  gpmDefaultIds: number[];
   gpmOptions: boolean;
 }
 
@@ -37,7 +39,7 @@ export function capturePlan(help: string): CapturePlan {
   const listed = helpGroups(help);
   const parsed = parseDmonHelp(help);
   const ids = parsed.gpmIds.size > 0 ? [...parsed.gpmIds].sort((a, b) => a - b) : gpmIdsFor(parsed);
-  return { groups: listed || FALLBACK_GROUPS, groupsFallback: listed === '', gpmIds: parsed.gpmMetrics ? ids : [], gpmOptions: parsed.gpmOptions };
+  return { groups: listed || FALLBACK_GROUPS, groupsFallback: listed === '', gpmIds: parsed.gpmMetrics ? ids : [], gpmDefaultIds: gpmIdsFor(parsed), gpmOptions: parsed.gpmOptions };
 }
 
 if (process.argv[1]?.endsWith('plan.js')) {
@@ -48,5 +50,5 @@ if (process.argv[1]?.endsWith('plan.js')) {
   }
   const p = capturePlan(readFileSync(file, 'utf8'));
   // Letters and digits only: run.sh evaluates these lines.
-  process.stdout.write(`DMON_GROUPS=${p.groups}\nDMON_GROUPS_FALLBACK=${p.groupsFallback ? 1 : 0}\nGPM_IDS=${p.gpmIds.join(',')}\nGPM_OPTIONS=${p.gpmOptions ? 1 : 0}\n`);
+  process.stdout.write(`DMON_GROUPS=${p.groups}\nDMON_GROUPS_FALLBACK=${p.groupsFallback ? 1 : 0}\nGPM_IDS=${p.gpmIds.join(',')}\nGPM_DEFAULT_IDS=${p.gpmDefaultIds.join(',')}\nGPM_OPTIONS=${p.gpmOptions ? 1 : 0}\n`);
 }

@@ -94,6 +94,8 @@ else
   COLLECT=${DEVICE_COLLECT_SECONDS:-30}
   : "${BENCH_SECONDS:=2}" "${BENCH_ROUNDS:=2}" "${BENCH_WARMUP_SECONDS:=1}" "${BENCH_CAPACITY_LOADS:=64x5,256x2}" "${BENCH_KNEE_STREAMS:=128,256,384,512,768,1024}"
 fi
+# Whatever the mode, output of the fake is never named or described as a capture.
+case "$NVSMI" in *fake-nvidia-smi*) : >"$DIR/DRY_RUN" ;; esac
 SAMPLES=${DEVICE_DMON_SAMPLES:-20}
 WORKERS=${DEVICE_WORKERS:-1,2,4,8}
 export NVSMI_SHOW_ALL_DEVICES=1 # 535-series drivers show 4 GPUs in dmon without it
@@ -178,7 +180,7 @@ fi
 t=$(date +%s)
 capture dmon-help 15 dmon -h
 if [ -f dist/scripts/device/plan.js ] && node dist/scripts/device/plan.js "$DIR/raw/dmon-help.out" >"$DIR/raw/plan.txt" 2>>"$DIR/raw/plan.err"; then :; else
-  printf 'DMON_GROUPS=pucvmet\nDMON_GROUPS_FALLBACK=1\nGPM_IDS=%s\nGPM_OPTIONS=0\n' "$(grep -q -- --gpm-metrics "$DIR/raw/dmon-help.out" && echo 2,3,5,10)" >"$DIR/raw/plan.txt"
+  printf 'DMON_GROUPS=pucvmet\nDMON_GROUPS_FALLBACK=1\nGPM_IDS=%s\nGPM_DEFAULT_IDS=\nGPM_OPTIONS=0\n' "$(grep -q -- --gpm-metrics "$DIR/raw/dmon-help.out" && echo 2,3,5,10)" >"$DIR/raw/plan.txt"
 fi
 eval "$(grep -E '^[A-Z_]+=[A-Za-z0-9,]*$' "$DIR/raw/plan.txt")"
 GPM_OPT=()
@@ -198,6 +200,10 @@ capture query-static-csv 20 --query-gpu=$STATIC --format=csv
 capture list 15 -L
 wait
 PIDS=()
+# A driver may refuse some listed GPM id on this board: then the collector's default ids alone.
+if [ -n "${GPM_IDS:-}" ] && [ -n "${GPM_DEFAULT_IDS:-}" ] && [ "$GPM_DEFAULT_IDS" != "$GPM_IDS" ] && awk -F'\t' '$1 == "dmon-gpm" && $2 != 0 { f = 1 } END { exit !f }' "$DIR/raw/commands.tsv"; then
+  capture dmon-gpm-default "$(budget $((SAMPLES + 15)) 280)" dmon --gpm-metrics "$GPM_DEFAULT_IDS" -o DT -d 1 -c "$SAMPLES"
+fi
 bad=$(awk -F'\t' '$2 != 0 { printf "%s%s(exit %s)", sep, $1, $2; sep=", " }' "$DIR/raw/commands.tsv")
 gpm_note=$([ -n "${GPM_IDS:-}" ] && echo "--gpm-metrics $GPM_IDS" || echo 'no --gpm-metrics in dmon -h')
 groups_note="-s $DMON_GROUPS$([ "${DMON_GROUPS_FALLBACK:-0}" = 1 ] && echo ' (help listed no groups: fallback)')"

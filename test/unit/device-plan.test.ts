@@ -36,14 +36,14 @@ const HELP = `    -s,   --select=        One or more metrics [default=puc]
 
 test('plan: every -s group the help lists, in its order, and nothing from other options', () => {
   assert.equal(helpGroups(HELP), 'pucvmet');
-  assert.deepEqual(capturePlan(HELP), { groups: 'pucvmet', groupsFallback: false, gpmIds: [1, 2, 3], gpmOptions: true });
+  assert.deepEqual(capturePlan(HELP), { groups: 'pucvmet', groupsFallback: false, gpmIds: [1, 2, 3], gpmDefaultIds: [2, 3], gpmOptions: true });
   // A driver that lists a group this project has not seen still gets it asked for.
   assert.equal(helpGroups(HELP.replace('t - PCIe', 'x - Something new\n                               t - PCIe')), 'pucvmext');
 });
 
 test('plan: no groups listed falls back; no --gpm-metrics asks for none', () => {
   const bare = '    -s,   --select=        One or more metrics [default=puc]\n    -d,   --delay=\n';
-  assert.deepEqual(capturePlan(bare), { groups: FALLBACK_GROUPS, groupsFallback: true, gpmIds: [], gpmOptions: false });
+  assert.deepEqual(capturePlan(bare), { groups: FALLBACK_GROUPS, groupsFallback: true, gpmIds: [], gpmDefaultIds: [], gpmOptions: false });
 });
 
 test("plan: the fake's help reads like the real one (every group, every GPM id it knows)", () => {

@@ -8,8 +8,10 @@
  *   (path − direct at the same load, pooled over interleaved rounds, with the spread).
  * - The knee: the offered rate is stepped (streams × 200 chunks/s at 5 ms); a path's knee
  *   is the highest offered chunks/s at which its added TTFT p50 stays under 2 ms.
+ * - The client runs on BENCH_CLIENT_THREADS threads (bench/client-pool.ts; default 1).
  */
-import { closedLoop, cpuSeconds, percentile, sorted, treeCpuSeconds, type StreamSample } from './lib.js';
+import { cpuSeconds, percentile, sorted, treeCpuSeconds, type StreamSample } from './lib.js';
+import { clientPool } from './client-pool.js';
 
 export interface CapacityPath {
   name: string;
@@ -42,7 +44,7 @@ async function cell(path: CapacityPath, streams: number, gapMs: number, ms: numb
   const cpu0 = path.pids.reduce((a, p) => a + treeCpuSeconds(p), 0);
   const root0 = path.pids.length ? cpuSeconds(path.pids[0]!) : 0;
   const t0 = performance.now();
-  const samples = await closedLoop(path.url, streams, ms, bodyFor(gapMs), true, gapMs * (CHUNKS + 1));
+  const samples = await clientPool.closedLoop(path.url, streams, ms, bodyFor(gapMs), true, gapMs * (CHUNKS + 1));
   const seconds = (performance.now() - t0) / 1000;
   const rootCpuSeconds = path.pids.length ? cpuSeconds(path.pids[0]!) - root0 : 0;
   return { samples, seconds, rootCpuSeconds, cpuSeconds: path.pids.reduce((a, p) => a + treeCpuSeconds(p), 0) - cpu0 };
@@ -65,10 +67,10 @@ const f = (x: number, w: number, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : 
 const ratio = (a: number, b: number) => (b > 0 && Number.isFinite(a) ? `${(a / b).toFixed(2)}×` : 'n/a');
 
 /** Runs the loads and the knee search; prints tables and returns rows for the JSON report. */
-export async function runCapacity(paths: CapacityPath[], reference: { bare: string; nginx: string }): Promise<Record<string, unknown>[]> {
+export async function runCapacity(paths: CapacityPath[], reference: { bare: string; nginx?: string }, progress: (rows: readonly Record<string, unknown>[]) => void = () => {}): Promise<Record<string, unknown>[]> {
   const rows: Record<string, unknown>[] = [];
   const direct = paths[0]!;
-  console.log(`\ncapacity: each chunk its own read (${CHUNKS} chunks per stream); ${SECONDS}s cells × ${ROUNDS} interleaved rounds; CPU = utime+stime of the path's processes per relayed chunk`);
+  console.log(`\ncapacity: each chunk its own read (${CHUNKS} chunks per stream); ${SECONDS}s cells × ${ROUNDS} interleaved rounds; client on ${clientPool.threads} thread(s); CPU = utime+stime of the path's processes per relayed chunk`);
   console.log('load          | path                    | chunks/s | CPU µs/chunk | +TTFT p50 | +TTFT p99 | +chunk p99 | rounds +TTFT p50 | × bare CPU | × nginx CPU | × bare +p50');
   for (const [streams, gapMs] of LOADS) {
     const primaries: string[] = [];
@@ -88,12 +90,14 @@ export async function runCapacity(paths: CapacityPath[], reference: { bare: stri
       const load = `${streams} × ${gapMs} ms`.padEnd(13);
       const cpu = d ? '           -' : f(s.cpuUsPerChunk, 12, 1);
       const spread = d ? '-'.padStart(16) : `${Math.min(...rounds).toFixed(2)} .. ${Math.max(...rounds).toFixed(2)}`.padStart(16);
-      const vs = d || p.name === reference.bare ? ['         -', '          -', '          -'] : [ratio(s.cpuUsPerChunk, sums.get(reference.bare)!.cpuUsPerChunk).padStart(10), ratio(s.cpuUsPerChunk, sums.get(reference.nginx)!.cpuUsPerChunk).padStart(11), ratio(added(p.name), added(reference.bare)).padStart(11)];
+      const nginxCpu = reference.nginx ? sums.get(reference.nginx)!.cpuUsPerChunk : NaN;
+      const vs = d || p.name === reference.bare ? ['         -', '          -', '          -'] : [ratio(s.cpuUsPerChunk, sums.get(reference.bare)!.cpuUsPerChunk).padStart(10), ratio(s.cpuUsPerChunk, nginxCpu).padStart(11), ratio(added(p.name), added(reference.bare)).padStart(11)];
       if (p.pids.length && s.rootCpuUsPerChunk !== s.cpuUsPerChunk) primaries.push(`${p.name}: ${s.rootCpuUsPerChunk.toFixed(1)} of ${s.cpuUsPerChunk.toFixed(1)} µs`);
       console.log(`${load} | ${p.name.padEnd(23)} | ${f(s.chunksPerSecond, 8, 0)} | ${cpu} | ${d ? '        -' : f(row.addedTtftP50, 9)} | ${d ? '        -' : f(row.addedTtftP99, 9)} | ${d ? '         -' : f(row.addedChunkP99, 10)} | ${spread} | ${vs.join(' | ')}${s.errors ? ` (${s.errors} errors)` : ''}`);
     }
     // nginx's master and a cluster's primary: how much of the path's CPU per chunk is the first process.
     if (primaries.length) console.log(`${''.padEnd(13)} | first process's share per chunk (a cluster's primary: accept, IPC relay, metrics thread): ${primaries.join('; ')}`);
+    progress(rows);
   }
 
   // The knee: step the offered rate; the direct path at each step is the baseline.
@@ -121,9 +125,10 @@ export async function runCapacity(paths: CapacityPath[], reference: { bare: stri
       return `${f(add, 6)} · ${f(s.chunksPerSecond, 6, 0)}/s`.padStart(18);
     });
     console.log(`${String(streams).padStart(7)} | ${String(offered).padStart(9)} | ${cells.join(' | ')}`);
+    progress(rows);
   }
   const bareKnee = knee.get(reference.bare) ?? 0;
-  const nginxKnee = knee.get(reference.nginx) ?? 0;
+  const nginxKnee = reference.nginx ? knee.get(reference.nginx) ?? 0 : 0;
   for (const [name, k] of knee) {
     console.log(`  knee ${name.padEnd(23)} ${String(k).padStart(7)} chunks/s offered · × bare ${ratio(k, bareKnee)} · × nginx ${ratio(k, nginxKnee)}${past.has(name) ? '' : ' (not reached: the knee is above the last step)'}`);
     rows.push({ section: 'knee-summary', path: name, kneeChunksPerSecond: k, reached: past.has(name) });

@@ -18,10 +18,20 @@ export function sorted(xs: number[]): number[] {
   return Float64Array.from(xs).sort() as unknown as number[];
 }
 
-/** Spawns a process and resolves when a line of its output matches `ready`. */
-export function startProcess(cmd: string, args: string[], ready: RegExp, env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+/**
+ * The command line that runs `cmd` on the given CPUs (a taskset list such as "2-15"), or as
+ * it is when none are given. taskset execs the command, so the child's pid is the command's
+ * own, and its children (a cluster's workers, nginx's worker) inherit the CPUs.
+ */
+export function pinned(cmd: string, args: string[], cpus: string | undefined): [string, string[]] {
+  return cpus ? ['taskset', ['-c', cpus, cmd, ...args]] : [cmd, args];
+}
+
+/** Spawns a process (on `cpus`, when given) and resolves when a line of its output matches `ready`. */
+export function startProcess(cmd: string, args: string[], ready: RegExp, env: NodeJS.ProcessEnv = {}, cpus?: string): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const [file, argv] = pinned(cmd, args, cpus);
+    const child = spawn(file, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     const onData = (d: Buffer) => {
       out += d.toString();
@@ -91,7 +101,7 @@ export async function freePort(): Promise<number> {
 }
 
 /** nginx as a plain streaming reverse proxy (the reference that measures nothing). */
-export async function startNginx(upstreamPort: number): Promise<{ port: number; pid: number; stop(): void }> {
+export async function startNginx(upstreamPort: number, cpus?: string): Promise<{ port: number; pid: number; stop(): void }> {
   const dir = mkdtempSync(join(tmpdir(), 'infermeter-nginx-'));
   const port = await freePort();
   writeFileSync(
@@ -119,7 +129,8 @@ http {
 }
 `,
   );
-  const child = spawn('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: 'inherit' });
+  const [file, argv] = pinned('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], cpus);
+  const child = spawn(file, argv, { stdio: 'inherit' });
   const deadline = Date.now() + 5000;
   for (;;) {
     try {

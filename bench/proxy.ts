@@ -18,13 +18,25 @@
  *
  * Clients start spread over one stream's length, as streams are in steady traffic; the
  * lockstep section then starts them all at once, the worst case for per-request cost.
+ *
+ * For a machine with cores to spare (scripts/device/run.sh): BENCH_WORKERS (default 1,2)
+ * lists the `--workers` counts the capacity section measures, one infermeter each;
+ * BENCH_UPSTREAM_CPUS and BENCH_PROXY_CPUS pin the upstream and every proxy (infermeter with
+ * its workers, nginx, the bare proxy) to those CPUs with taskset (pin the client, this
+ * process, by running it under taskset); BENCH_NGINX=0 leaves nginx out (also when it is not
+ * on PATH); BENCH_RESULTS names the JSON file (default bench-results/proxy.json).
+ * BENCH_CLIENT_THREADS (bench/client-pool.ts) and BENCH_UPSTREAM_PROCS (bench/upstream.ts)
+ * spread the capacity section's client and the upstream over that many cores.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
 import { ROOT, closedLoop, cpuSeconds, percentile, processTree, rssBytes, sorted, startNginx, startProcess, streamOnce, type StreamSample } from './lib.js';
 import { runCapacity } from './capacity.js';
+import { clientPool } from './client-pool.js';
 import { runUiSection } from './ui.js';
 
 const SECTIONS = new Set((process.env['BENCH_SECTIONS'] ?? 'capacity,latency,ui,lockstep,throughput,memory').split(',').map((s) => s.trim()));
@@ -35,8 +47,19 @@ const WARM = Number(process.env['BENCH_WARMUP_SECONDS'] ?? 2);
 const CONCURRENCY = (process.env['BENCH_CONCURRENCY'] ?? '1,64,256').split(',').map(Number).filter((n) => n > 0);
 const MODELS = 64;
 const node = process.execPath;
+const WORKERS = [...new Set((process.env['BENCH_WORKERS'] ?? '1,2').split(',').map((s) => s.trim()).filter(Boolean).map(Number))];
+if (WORKERS.length === 0 || WORKERS.some((w) => !Number.isInteger(w) || w < 1 || w > 64)) throw new Error(`BENCH_WORKERS: expected a comma-separated list of worker counts (1-64), got "${process.env['BENCH_WORKERS']}"`);
+const cpuList = (name: string) => {
+  const v = process.env[name]?.trim();
+  if (v && !/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(v)) throw new Error(`${name}: expected a taskset CPU list such as "2-15" or "0,2", got "${v}"`);
+  return v || undefined;
+};
+const UPSTREAM_CPUS = cpuList('BENCH_UPSTREAM_CPUS');
+const PROXY_CPUS = cpuList('BENCH_PROXY_CPUS');
+const NGINX = process.env['BENCH_NGINX'] !== '0' && spawnSync('sh', ['-c', 'command -v nginx'], { stdio: 'ignore' }).status === 0;
+const RESULTS = resolve(ROOT, process.env['BENCH_RESULTS'] ?? 'bench-results/proxy.json');
 
-const upstream = await startProcess(node, [`${ROOT}dist/bench/upstream.js`], /^(\d+)\n/m, { BENCH_MODELS: String(MODELS) });
+const upstream = await startProcess(node, [`${ROOT}dist/bench/upstream.js`], /^(\d+)\n/m, { BENCH_MODELS: String(MODELS) }, UPSTREAM_CPUS);
 const upstreamPort = Number(upstream.match[1]);
 const direct = `http://127.0.0.1:${upstreamPort}`;
 const startInfermeter = (workers: number, env: NodeJS.ProcessEnv = {}) =>
@@ -45,6 +68,7 @@ const startInfermeter = (workers: number, env: NodeJS.ProcessEnv = {}) =>
     [`${ROOT}dist/src/cli.js`, '--upstream', direct, '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0', '--no-collector.gpu', '--no-collector.engine', '--no-collector.host', '--log-level', 'info', '--workers', String(workers)],
     /"proxy":"127\.0\.0\.1:(\d+)","metrics":"127\.0\.0\.1:(\d+)"/,
     env,
+    PROXY_CPUS,
   );
 /** An OTLP endpoint that reads and accepts every span export (its CPU is this process's, not the path's). */
 async function startSpanSink(): Promise<{ url: string; spans: () => number; close: () => void }> {
@@ -64,19 +88,21 @@ const imTraced = sink
   ? await startInfermeter(1, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${sink.url}/v1/traces`, OTEL_METRICS_EXPORTER: 'none', OTEL_TRACES_SAMPLER: 'always_on' })
   : null;
 const throughTraced = imTraced ? `http://127.0.0.1:${imTraced.match[1]}` : '';
-const im = await startInfermeter(1);
-const im2 = await startInfermeter(2);
-const through2 = `http://127.0.0.1:${im2.match[1]}`;
-const through = `http://127.0.0.1:${im.match[1]}`;
+// One infermeter per worker count; --workers 1 always (the other sections use it), --workers 2 for memory.
+const byWorkers = new Map<number, Awaited<ReturnType<typeof startInfermeter>>>();
+for (const w of new Set([1, ...WORKERS, ...(SECTIONS.has('memory') ? [2] : [])])) byWorkers.set(w, await startInfermeter(w));
+const urlOf = (p: { match: RegExpExecArray }) => `http://127.0.0.1:${p.match[1]}`;
+const im = byWorkers.get(1)!;
+const through = urlOf(im);
 const metricsUrl = `http://127.0.0.1:${im.match[2]}/metrics`;
 const imPid = im.child.pid!;
-const nginx = await startNginx(upstreamPort);
-const plain = `http://127.0.0.1:${nginx.port}`;
-const bare = await startProcess(node, [`${ROOT}dist/bench/bare-proxy.js`, direct], /^(\d+)\n/m);
+const nginx = NGINX ? await startNginx(upstreamPort, PROXY_CPUS) : null;
+const plain = nginx ? `http://127.0.0.1:${nginx.port}` : '';
+const bare = await startProcess(node, [`${ROOT}dist/bench/bare-proxy.js`, direct], /^(\d+)\n/m, {}, PROXY_CPUS);
 const nodeFloor = `http://127.0.0.1:${bare.match[1]}`;
 
 /** Every path the load goes through, in the order each round runs them; direct is the baseline. */
-const PATHS: [string, string][] = [['direct', direct], ['nginx', plain], ['node http+undici', nodeFloor], ['infermeter', through]];
+const PATHS: [string, string][] = [['direct', direct], ...(nginx ? [['nginx', plain] as [string, string]] : []), ['node http+undici', nodeFloor], ['infermeter', through]];
 
 /** One stream's length at the upstream (20 ms, then 20 chunks 10 ms apart): clients start spread over it. */
 const STREAM_MS = 220;
@@ -115,25 +141,31 @@ async function scrapeLoop(stop: { done: boolean }): Promise<{ scrapes: number; b
 
 // Warm up every path, and give infermeter's registry ~500 histogram series (64 models × 7 histograms).
 await closedLoop(direct, 8, 500, body);
-await closedLoop(plain, 8, 500, body);
+if (nginx) await closedLoop(plain, 8, 500, body);
 await closedLoop(nodeFloor, 8, 500, body);
 const warmAgent = new Agent({ connections: 16 });
-for (const url of [through, through2, ...(imTraced ? [throughTraced] : [])]) for (let i = 0; i < MODELS * 2; i++) await streamOnce(warmAgent, url, body(i, { firstMs: 1, chunks: 3, gapMs: 1 }), false);
+for (const url of [...[...byWorkers.values()].map(urlOf), ...(imTraced ? [throughTraced] : [])]) for (let i = 0; i < MODELS * 2; i++) await streamOnce(warmAgent, url, body(i, { firstMs: 1, chunks: 3, gapMs: 1 }), false);
 await warmAgent.close();
 await new Promise((r) => setTimeout(r, 2000)); // model list fetched; records flushed
 const series = (await (await request(metricsUrl)).body.text()).split('\n').filter((l) => l.startsWith('gen_ai_server_time_to_first_token_seconds_bucket')).length;
 
 const rows: Record<string, unknown>[] = [];
+function writeResults(done: readonly Record<string, unknown>[], partial: boolean): void {
+  mkdirSync(dirname(RESULTS), { recursive: true });
+  const settings = { seconds: SECONDS, rounds: ROUNDS, workers: WORKERS, cpus: { upstream: UPSTREAM_CPUS ?? null, proxy: PROXY_CPUS ?? null }, clientThreads: clientPool.threads, upstreamProcs: Number(process.env['BENCH_UPSTREAM_PROCS'] ?? 1), nginx: NGINX };
+  writeFileSync(RESULTS, JSON.stringify({ date: new Date().toISOString(), partial, ...settings, rows: done }, null, 2));
+}
 if (SECTIONS.has('capacity')) {
   const capacityPaths = [
     { name: 'direct', url: direct, pids: [] },
-    { name: 'nginx', url: plain, pids: [nginx.pid] },
+    ...(nginx ? [{ name: 'nginx', url: plain, pids: [nginx.pid] }] : []),
     { name: 'node http+undici', url: nodeFloor, pids: [bare.child.pid!] },
-    { name: 'infermeter --workers 1', url: through, pids: [imPid] },
-    { name: 'infermeter --workers 2', url: through2, pids: [im2.child.pid!] },
+    ...WORKERS.map((w) => ({ name: `infermeter --workers ${w}`, url: urlOf(byWorkers.get(w)!), pids: [byWorkers.get(w)!.child.pid!] })),
     ...(imTraced ? [{ name: 'infermeter --workers 1, tracing', url: throughTraced, pids: [imTraced.child.pid!] }] : []),
   ];
-  rows.push(...(await runCapacity(capacityPaths, { bare: 'node http+undici', nginx: 'nginx' })));
+  // Written after each load and knee step too, marked partial: a run cut short keeps what it measured.
+  const partial = (done: readonly Record<string, unknown>[]) => writeResults([...rows, ...done], true);
+  rows.push(...(await runCapacity(capacityPaths, { bare: 'node http+undici', ...(nginx ? { nginx: 'nginx' } : {}) }, partial)));
   if (sink) console.log(`tracing path: ${sink.spans()} bytes of OTLP spans received`);
 }
 if (SECTIONS.has('latency')) {
@@ -181,7 +213,7 @@ for (const c of CONCURRENCY) {
     );
   }
   const at = (path: string) => rows.find((x) => x['streams'] === c && x['path'] === path)! as Record<string, number>;
-  const ng = at('nginx');
+  const ng = nginx ? at('nginx') : { addedTtftP99: NaN, addedHopP99: NaN };
   const nf = at('node http+undici');
   const imr = at('infermeter');
   const ims = at('infermeter + scrape/1s');
@@ -252,7 +284,8 @@ if (SECTIONS.has('memory')) {
   };
   const mib = (b: number) => (b / 2 ** 20).toFixed(1);
   const kib = (b: number) => (b / 1024).toFixed(1);
-  for (const [name, url, root] of [['infermeter --workers 1', through, imPid], ['infermeter --workers 2', through2, im2.child.pid!]] as const) {
+  const im2 = byWorkers.get(2)!;
+  for (const [name, url, root] of [['infermeter --workers 1', through, imPid], ['infermeter --workers 2', urlOf(im2), im2.child.pid!]] as const) {
     const pids = processTree(root);
     const holds: { before: number[]; during: number[]; perStreamTotal: number }[] = [];
     for (let hold = 0; hold < HOLDS; hold++) {
@@ -278,14 +311,12 @@ if (SECTIONS.has('memory')) {
   }
 }
 
-mkdirSync(`${ROOT}bench-results`, { recursive: true });
-writeFileSync(`${ROOT}bench-results/proxy.json`, JSON.stringify({ date: new Date().toISOString(), seconds: SECONDS, rows }, null, 2));
-console.log(`\nraw figures: bench-results/proxy.json`);
-im.child.kill('SIGTERM');
-im2.child.kill('SIGTERM');
+writeResults(rows, false);
+console.log(`\nraw figures: ${RESULTS}`);
+for (const p of byWorkers.values()) p.child.kill('SIGTERM');
 imTraced?.child.kill('SIGTERM');
 sink?.close();
 upstream.child.kill('SIGTERM');
 bare.child.kill('SIGTERM');
-nginx.stop();
+nginx?.stop();
 process.exit(0);

@@ -4,7 +4,11 @@
  * one also the moment the request arrived (`arr`), both on the machine-wide monotonic clock (ms), so a client on the same machine
  * can split a stream's time into proxy hops and upstream think time.
  * Body: {"model", "bench": {firstMs, chunks, gapMs}}.
+ * BENCH_UPSTREAM_PROCS=N (default 1) serves from N processes on one port (node:cluster;
+ * workers given port 0 share the one port the primary picked), for loads one core cannot
+ * write; the stamps stay comparable, the clock being the machine's.
  */
+import cluster from 'node:cluster';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { monoMs } from './lib.js';
@@ -55,7 +59,22 @@ const server = createServer((req, res) => {
   });
 });
 server.keepAliveTimeout = Number(process.env['BENCH_KEEPALIVE_MS'] ?? 60_000);
-server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => {
-  process.stdout.write(`${(server.address() as AddressInfo).port}\n`);
-});
-process.on('SIGTERM', () => process.exit(0));
+const PROCS = Number(process.env['BENCH_UPSTREAM_PROCS'] ?? 1);
+if (!Number.isInteger(PROCS) || PROCS < 1) throw new Error(`BENCH_UPSTREAM_PROCS: expected a whole number >= 1, got "${process.env['BENCH_UPSTREAM_PROCS']}"`);
+if (PROCS > 1 && cluster.isPrimary) {
+  // Each worker listens on its own; the port is printed once all of them are.
+  let listening = 0;
+  cluster.on('listening', (_w, address) => {
+    if (++listening === PROCS) process.stdout.write(`${address.port}\n`);
+  });
+  for (let i = 0; i < PROCS; i++) cluster.fork();
+  process.on('SIGTERM', () => {
+    for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
+    process.exit(0);
+  });
+} else {
+  server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => {
+    if (cluster.isPrimary) process.stdout.write(`${(server.address() as AddressInfo).port}\n`);
+  });
+  process.on('SIGTERM', () => process.exit(0));
+}

@@ -10,6 +10,7 @@ export type Invocation =
   | { kind: 'dmon-help' }
   | { kind: 'query'; fields: string[]; format: CsvFormat; ids: number[] | null }
   | { kind: 'list'; ids: number[] | null }
+  | { kind: 'query-xml'; ids: number[] | null }
   | { kind: 'usage' };
 
 /** What nvidia-smi prints (exit 2) when it does not understand its arguments. */
@@ -58,6 +59,8 @@ export function parseInvocation(argv: readonly string[]): Invocation {
   let format: CsvFormat | null = null;
   let selected: number[] | null = null;
   let list = false;
+  let query = false;
+  let xml = false;
   while (args.length > 0) {
     const a = args.shift()!;
     const [flag, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
@@ -69,6 +72,8 @@ export function parseInvocation(argv: readonly string[]): Invocation {
       if (!format) throw new UsageError(`"${spec}" is not a valid format. Use csv[,noheader][,nounits].`);
     } else if (flag === '-i' || flag === '--id') selected = ids(value());
     else if (flag === '-L' || flag === '--list-gpus') list = true;
+    else if (flag === '-q' || flag === '--query') query = true;
+    else if (flag === '-x' || flag === '--xml-format') xml = true;
     else throw new UsageError(`Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.`);
   }
   if (fields) {
@@ -77,6 +82,8 @@ export function parseInvocation(argv: readonly string[]): Invocation {
     return { kind: 'query', fields, format: format ?? { header: true, units: true }, ids: selected };
   }
   if (list) return { kind: 'list', ids: selected };
+  if (query && xml) return { kind: 'query-xml', ids: selected };
+  if (query || xml) throw new UsageError('fake nvidia-smi: -q is answered only as XML (-q -x).');
   return { kind: 'usage' };
 }
 
@@ -101,6 +108,8 @@ export interface FakeSettings {
   gpus: number;
   model: string | undefined;
   driverVersion: string;
+  /** cuda_version in `-q -x` (the CUDA version the driver supports). */
+  cudaVersion: string;
   seed: number;
   /** Overrides -d (milliseconds between samples), so tests need not wait whole seconds. */
   periodMs: number | null;
@@ -138,6 +147,7 @@ export function readSettings(env: NodeJS.ProcessEnv): FakeSettings {
     gpus: Math.floor(num('GPUS', 1, 1)),
     model: get('MODEL'),
     driverVersion: get('DRIVER') ?? '550.127.05',
+    cudaVersion: get('CUDA') ?? '12.4',
     seed: Math.floor(num('SEED', 1)),
     periodMs: get('PERIOD_MS') === undefined ? null : num('PERIOD_MS', 1000, 1),
     headerEvery: Math.floor(num('HEADER_EVERY', 20, 1)),

@@ -38,6 +38,12 @@ const GPM_NAMES: Record<number, string> = {
   20: 'PCIe TX', 21: 'PCIe RX', 60: 'NVLink Total RX', 61: 'NVLink Total TX',
 };
 
+/** The -s groups as the fake's help lists them, one `letter - name` line each (the fake's wording). */
+const DMON_GROUP_NAMES: readonly [string, string][] = [
+  ['p', 'Power Usage and Temperature'], ['u', 'Utilization'], ['c', 'Proc and Mem Clocks'], ['v', 'Power and Thermal Violations'],
+  ['m', 'FB, Bar1 and CC Protected Memory'], ['e', 'ECC Errors and PCIe Replay errors'], ['t', 'PCIe Rx and Tx Throughput'],
+];
+
 /** `nvidia-smi dmon -h` as the fake prints it: the flags it takes, GPM ids as "name = id" lines (layout not from a capture). */
 export function dmonHelp(caps: DriverCaps): string {
   const lines = [
@@ -47,6 +53,8 @@ export function dmonHelp(caps: DriverCaps): string {
     '    -d,   --delay=         Collection delay/interval in seconds [default=1sec, minimum=1sec]',
     '    -c,   --count=         Collect specified number of samples and exit',
     '    -s,   --select=        One or more metrics [default=puc]',
+    '                           Can be any of the following:',
+    ...DMON_GROUP_NAMES.map(([l, name]) => `                               ${l} - ${name}`),
     '    -o,   --options=       One or more from the following: D - Include Date (YYYYMMDD), T - Include Time (HH:MM:SS)',
   ];
   if (caps.gpmMetrics) {

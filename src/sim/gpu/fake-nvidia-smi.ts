@@ -12,6 +12,7 @@ import { generated, parsePrefix, replayed, withFault, writeLines, type Line } fr
 import { GPM_COLUMNS, queryCsv, type QueryGpu } from './format.js';
 import { dmonHelp, driverCaps, type DriverCaps } from './driver.js';
 import { LoadSource } from './load.js';
+import { queryXml } from './xml.js';
 import { findModel, seeded, SimGpu, type Load } from './models.js';
 
 export async function fakeNvidiaSmi(argv: readonly string[], env: NodeJS.ProcessEnv, write: (s: string) => void): Promise<number> {
@@ -30,11 +31,19 @@ export async function fakeNvidiaSmi(argv: readonly string[], env: NodeJS.Process
   const load = new LoadSource(settings.simUrl, settings.load);
   switch (inv.kind) {
     case 'usage':
-      write('fake nvidia-smi (infermeter): supports dmon [-s -o -d -c -i --gpm-metrics --gpm-options -h], --query-gpu=… --format=csv[,noheader][,nounits], -L\n');
+      // Plain nvidia-smi opens with this banner line (versions); readers take CUDA's from it.
+      write(`| NVIDIA-SMI ${settings.driverVersion}    Driver Version: ${settings.driverVersion}    CUDA Version: ${settings.cudaVersion} |\n`);
+      write('fake nvidia-smi (infermeter): supports dmon [-s -o -d -c -i --gpm-metrics --gpm-options -h], --query-gpu=… --format=csv[,noheader][,nounits], -q -x, -L\n');
       return 0;
     case 'dmon-help':
       write(dmonHelp(caps));
       return 0;
+    case 'query-xml': {
+      await load.start(1000);
+      load.stop();
+      write(queryXml({ driverVersion: settings.driverVersion, cudaVersion: settings.cudaVersion, attached: all.length, now: new Date() }, gpus.map((g) => queryRow(g, settings, all.length, load.load))));
+      return 0;
+    }
     case 'list':
       for (const g of gpus) write(`GPU ${g.index}: ${model.name} (UUID: ${uuid(settings.seed, g.index)})\n`);
       return 0;
@@ -90,6 +99,7 @@ function queryRow(g: SimGpu, s: FakeSettings, count: number, load: Load): QueryG
     count,
     reading: g.read(load),
     hbm: g.model.hbm,
+    ecc: g.model.ecc,
   };
 }
 

@@ -155,6 +155,7 @@ export interface QueryGpu {
   count: number;
   reading: Reading;
   hbm: boolean;
+  ecc: boolean;
 }
 
 const fixed2 = (v: number) => v.toFixed(2);
@@ -183,6 +184,14 @@ export const QUERY_FIELDS: Record<string, QueryField> = {
   'fan.speed': { unit: '%', value: (g) => (g.hbm ? null : 30) },
   pstate: { unit: null, value: (g) => (g.reading.smPct > 0 ? 'P0' : 'P8') },
   'clocks_throttle_reasons.active': { unit: null, value: (g) => (g.reading.powerViolationPct > 0 ? '0x0000000000000004' : '0x0000000000000001') },
+  // Static facts a device run records (scripts/device/run.sh); values are the fake's, by board kind.
+  compute_cap: { unit: null, value: (g) => (g.hbm ? (g.name.includes('A100') ? '8.0' : '9.0') : '8.9') },
+  'pcie.link.gen.max': { unit: null, value: (g) => (g.hbm && !g.name.includes('A100') ? 5 : 4) },
+  'pcie.link.width.max': { unit: null, value: () => 16 },
+  'ecc.mode.current': { unit: null, value: (g) => (g.ecc ? 'Enabled' : null) },
+  'mig.mode.current': { unit: null, value: (g) => (g.hbm ? 'Disabled' : null) },
+  vbios_version: { unit: null, value: () => '00.00.00.00.01' },
+  persistence_mode: { unit: null, value: () => 'Enabled' },
 };
 
 export interface CsvFormat {

@@ -11,6 +11,7 @@ import { runBench } from './run.js';
 import { readReport, writeReport } from './write.js';
 import { renderMarkdown } from './markdown.js';
 import { renderCompare } from './compare.js';
+import { failedPhases, verdictLines } from './verdict.js';
 
 export function benchCommand(): Command {
   const bench = new Command('bench')
@@ -35,6 +36,7 @@ export function benchCommand(): Command {
     .option('--engine-metrics <url>', 'engine /metrics to sample KV cache and queue from (default TARGET/metrics; "none")')
     .option('--engine <kind>', 'engine kind for the metric names (default: detected from /metrics)')
     .option('--sample-interval <duration>', 'GPU and engine sampling interval', '1s')
+    .option('--max-error-rate <ratio>', 'exit 1 when a measured phase\'s share of failed requests is above this (0 to 1); default: only a phase with no successful request fails')
     .action(async (f: BenchFlags) => runBenchCommand(f));
   bench
     .command('compare <a> <b>')
@@ -64,4 +66,9 @@ async function runBenchCommand(f: BenchFlags): Promise<void> {
   process.stdout.write(renderMarkdown(report) + '\n');
   process.stderr.write(`report: ${paths.json}\n        ${paths.markdown}\n        ${paths.html}\n`);
   if (report.partial) process.exit(130);
+  const failed = failedPhases(report, opts.maxErrorRate);
+  if (failed.length > 0) {
+    process.stderr.write(verdictLines(failed, opts.maxErrorRate).join('\n') + '\n');
+    process.exit(1);
+  }
 }

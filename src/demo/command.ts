@@ -16,6 +16,10 @@ import { parseDuration, parseList } from '../lib/parse.js';
 import { decodeMetricFamilies, PROTOBUF_CONTENT_TYPE, type DecodedFamily } from '../exporters/prometheus/proto.js';
 import { nativeCounts, nativeQuantileOfDelta } from './native-quantile.js';
 import { parseSloConfig } from '../slo/config.js';
+import { watchParent } from './parent-watch.js';
+
+/** Longest the demo takes to stop once asked (its children are stopped well before). */
+const HARD_STOP_MS = 800;
 
 const FAKE_NVIDIA_SMI = fileURLToPath(new URL('../../../bin/fake-nvidia-smi', import.meta.url));
 
@@ -56,6 +60,7 @@ async function runDemo(o: DemoOptions): Promise<void> {
   process.env['FAKE_NVIDIA_SMI_SIM_URL'] = sim.url;
   process.env['FAKE_NVIDIA_SMI_GPUS'] ??= '2';
   const config = resolveConfig({ upstream: sim.url, listen: o.listen, metricsListen: o.metricsListen, nvidiaSmi: FAKE_NVIDIA_SMI, engineInterval: '2s', logLevel: 'warn', ...(o.config ? { config: o.config } : {}) }, {});
+  config.shutdownTimeout = Math.min(config.shutdownTimeout, 0.5); // only the demo's own load is in flight
   // SLOs so that the page draws thresholds and burn rates (both are default bucket boundaries already),
   // unless the given config file sets its own.
   if (!o.config || (Object.keys(config.slos.default).length === 0 && Object.keys(config.slos.models).length === 0)) {
@@ -75,17 +80,24 @@ async function runDemo(o: DemoOptions): Promise<void> {
 `);
 
   let stopping = false;
-  const stop = async (code: number) => {
+  const stop = async (code: number, why?: string) => {
     if (stopping) return;
     stopping = true;
+    stopWatching();
     clearInterval(summary);
-    await running.close();
+    // The load is the demo's own: nothing in flight is worth waiting for. The simulator goes
+    // first, so the proxy's streams end at once and its drain (and the fake nvidia-smi children
+    // it stops) takes milliseconds, not --shutdown-timeout. A hard stop backs it up.
+    setTimeout(() => process.exit(code), HARD_STOP_MS).unref();
     await sim.close();
-    console.log('demo stopped');
+    await running.close();
+    console.log(why ? `demo stopped (${why})` : 'demo stopped');
     process.exit(code);
   };
   process.once('SIGINT', () => void stop(0));
   process.once('SIGTERM', () => void stop(0));
+  // A parent that went away (timeout, a closed terminal, a closed pipe) must not leave the demo running.
+  const stopWatching = watchParent((why) => void stop(0, why));
 
   let before: DecodedFamily[] = [];
   let rate = rates[0]!;

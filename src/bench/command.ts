@@ -4,7 +4,8 @@
  * exits 130; a second Ctrl-C exits at once.
  */
 import { basename } from 'node:path';
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
+import { markRequired } from '../lib/cli-help.js';
 import { DEFAULT_QPS, resolveBenchOptions, type BenchFlags } from './options.js';
 import { createProgress } from './progress.js';
 import { runBench } from './run.js';
@@ -16,7 +17,7 @@ import { failedPhases, verdictLines } from './verdict.js';
 export function benchCommand(): Command {
   const bench = new Command('bench')
     .description('benchmark an OpenAI-compatible inference server: single-stream, then load steps; JSON, Markdown and HTML report')
-    .option('--target <url>', 'inference server base URL (required), e.g. http://127.0.0.1:8000')
+    .addOption(markRequired(new Option('--target <url>', 'inference server base URL, e.g. http://127.0.0.1:8000')))
     .option('--model <name>', 'model to ask for (default: the first of /v1/models)')
     .option('--route <route>', 'completion (/v1/completions, as vllm bench serve) or chat', 'completion')
     .option('--input-tokens <n>', 'prompt length in tokens (built-in corpus, ~4 characters per token)', '512')

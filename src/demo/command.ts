@@ -17,6 +17,7 @@ import { decodeMetricFamilies, PROTOBUF_CONTENT_TYPE, type DecodedFamily } from 
 import { nativeCounts, nativeQuantileOfDelta } from './native-quantile.js';
 import { parseSloConfig } from '../slo/config.js';
 import { watchParent } from './parent-watch.js';
+import { ConfigError } from '../lib/errors.js';
 
 /** Longest the demo takes to stop once asked (its children are stopped well before). */
 const HARD_STOP_MS = 800;
@@ -48,10 +49,10 @@ export function demoCommand(): Command {
 
 async function runDemo(o: DemoOptions): Promise<void> {
   const rates = parseList(o.rates).map(Number);
-  if (rates.some((r) => !(r > 0))) throw new Error(`--rates: expected positive numbers, got "${o.rates}"`);
-  const stepSeconds = parseDuration(o.step);
-  const duration = parseDuration(o.duration);
-  const every = parseDuration(o.summaryEvery);
+  if (rates.length === 0 || rates.some((r) => !(r > 0))) throw new ConfigError('--rates', `expected positive numbers, got "${o.rates}"`);
+  const stepSeconds = flagValue('--step', () => parseDuration(o.step));
+  const duration = flagValue('--duration', () => parseDuration(o.duration));
+  const every = flagValue('--summary-every', () => parseDuration(o.summaryEvery));
   // The file is checked before anything starts: a bad one stops the demo as it stops serve.
   if (o.config) loadConfigFile(o.config);
 
@@ -108,6 +109,15 @@ async function runDemo(o: DemoOptions): Promise<void> {
   for (let i = 0; !stopping; i = (i + 1) % rates.length) {
     rate = rates[i]!;
     await runLoad({ url: proxy, model: 'meta-llama/Llama-3.1-8B-Instruct', rate, arrivals: 'poisson', requests: Math.max(1, Math.round(rate * stepSeconds)), maxTokens: 128, seed: i }).catch(() => undefined);
+  }
+}
+
+/** A bad demo flag is a usage error (exit 2) naming the flag, as serve's are. */
+function flagValue<T>(flag: string, f: () => T): T {
+  try {
+    return f();
+  } catch (err) {
+    throw new ConfigError(flag, (err as Error).message, { cause: err });
   }
 }
 

@@ -31,7 +31,7 @@ export function benchCommand(): Command {
     .option('--arrivals <kind>', 'poisson or constant inter-arrival times', 'poisson')
     .option('--seed <n>', 'seed for prompts and arrival times', '42')
     .option('--slo <list>', 'SLO thresholds for goodput, e.g. ttft=500ms,tpot=50ms,e2e=3s')
-    .option('--config <file>', 'infermeter config file (validated as serve validates it); its slos.default thresholds are the goodput SLOs unless --slo is given')
+    .addOption(new Option('--config <file>', 'infermeter config file (validated as serve validates it); its slos.default thresholds are the goodput SLOs unless --slo is given').env('INFERMETER_CONFIG'))
     .option('--out <dir>', 'report directory (default bench-<date>)')
     .option('--nvidia-smi <path>', 'nvidia-smi binary ("none": no GPU sampling; absent: recorded as absent)', 'nvidia-smi')
     .option('--engine-metrics <url>', 'engine /metrics to sample KV cache and queue from (default TARGET/metrics; "none")')

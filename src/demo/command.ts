@@ -4,7 +4,7 @@
  * rates; a live summary line every few seconds; Ctrl-C stops everything cleanly.
  */
 import { fileURLToPath } from 'node:url';
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { request } from 'undici';
 import { pino } from 'pino';
 import { loadConfigFile, resolveConfig } from '../config.js';
@@ -43,7 +43,7 @@ export function demoCommand(): Command {
     .option('--step <duration>', 'time spent at each rate', '20s')
     .option('--duration <duration>', 'stop after this long (0 = until Ctrl-C)', '0')
     .option('--summary-every <duration>', 'live summary interval', '5s')
-    .option('--config <file>', 'infermeter config file for the proxy (slos, buckets, ...), validated as serve validates it')
+    .addOption(new Option('--config <file>', 'infermeter config file for the proxy (slos, buckets, ...), validated as serve validates it; INFERMETER_* variables apply too, as for serve, except to what the demo sets itself').env('INFERMETER_CONFIG'))
     .action(async (o: DemoOptions) => runDemo(o));
 }
 
@@ -60,7 +60,7 @@ async function runDemo(o: DemoOptions): Promise<void> {
   // The fake nvidia-smi follows the simulator's load, so the GPU panels move with traffic.
   process.env['FAKE_NVIDIA_SMI_SIM_URL'] = sim.url;
   process.env['FAKE_NVIDIA_SMI_GPUS'] ??= '2';
-  const config = resolveConfig({ upstream: sim.url, listen: o.listen, metricsListen: o.metricsListen, nvidiaSmi: FAKE_NVIDIA_SMI, engineInterval: '2s', logLevel: 'warn', ...(o.config ? { config: o.config } : {}) }, {});
+  const config = resolveConfig({ upstream: sim.url, listen: o.listen, metricsListen: o.metricsListen, nvidiaSmi: FAKE_NVIDIA_SMI, engineInterval: '2s', logLevel: 'warn', ...(o.config ? { config: o.config } : {}) }, process.env);
   config.shutdownTimeout = Math.min(config.shutdownTimeout, 0.5); // only the demo's own load is in flight
   // SLOs so that the page draws thresholds and burn rates (both are default bucket boundaries already),
   // unless the given config file sets its own.

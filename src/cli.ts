@@ -9,7 +9,8 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { addConfigOptions, resolveConfig } from './config.js';
-import { ConfigError } from './lib/errors.js';
+import { configLogFields, renderConfig } from './config-print.js';
+import { ConfigError, UnreadableFileError } from './lib/errors.js';
 import { createLogger } from './lib/log.js';
 import { cliValues, commanderExitCode, uniformCommandLine } from './lib/cli-help.js';
 import { runDaemon } from './daemon/main.js';
@@ -22,9 +23,15 @@ export function buildProgram(): Command {
     .description('Metering reverse proxy and collectors for LLM inference servers (TTFT, TPOT, E2E, SLOs, GPU, engine)')
     .version(pkg.version);
   const serve = addConfigOptions(new Command('serve').description('run the metering proxy in front of an inference server (default)'));
-  serve.action(async (_opts: Record<string, unknown>, cmd: Command) => {
+  serve.action(async (opts: Record<string, unknown>, cmd: Command) => {
     const config = resolveConfig(cliValues(cmd));
-    await runDaemon(config, createLogger(config.logLevel));
+    if (opts['printConfig'] === true) {
+      process.stdout.write(renderConfig(config));
+      return;
+    }
+    const log = createLogger(config.logLevel);
+    log.info(configLogFields(config), 'effective configuration');
+    await runDaemon(config, log);
   });
   program.addCommand(serve, { isDefault: true });
   for (const add of SUBCOMMANDS) program.addCommand(add());
@@ -34,6 +41,7 @@ export function buildProgram(): Command {
 /** Exit status and the one line for an error that stopped a command. */
 export function failure(err: unknown): { code: number; line: string | null } {
   if (err instanceof CommanderError) return { code: commanderExitCode(err), line: null }; // commander printed it
+  if (err instanceof UnreadableFileError) return { code: 1, line: `infermeter: ${err.message}` };
   if (err instanceof ConfigError) return { code: 2, line: `infermeter: invalid configuration: ${err.message}` };
   return { code: 1, line: `infermeter: ${(err as Error)?.message ?? String(err)}` };
 }

@@ -50,6 +50,8 @@ const QUIET = ['--metrics-listen', '127.0.0.1:0', '--no-collector.gpu', '--no-co
 const dir = mkdtempSync(join(tmpdir(), 'infermeter-exit-'));
 const badFile = join(dir, 'bad.yaml');
 writeFileSync(badFile, 'upstream: http://127.0.0.1:9\nengine: nope\n');
+const kebabFile = join(dir, 'kebab.yaml');
+writeFileSync(kebabFile, 'upstream: http://127.0.0.1:9\nmetrics-listen: 127.0.0.1:0\n');
 
 const usage: [string, string[], Record<string, string>, RegExp][] = [
   ['serve: unknown flag', ['--bogus'], {}, /unknown option '--bogus'/],
@@ -59,6 +61,8 @@ const usage: [string, string[], Record<string, string>, RegExp][] = [
   ['serve: a bad environment value', UP, { INFERMETER_IDLE_TIMEOUT: 'soon' }, /--idle-timeout \(env INFERMETER_IDLE_TIMEOUT\): expected a duration/],
   ['serve: a bad config file value', ['--config', badFile], {}, /--engine \(config key engine in .*bad\.yaml\): expected one of/],
   ['serve: a required setting missing', [], {}, /--upstream: is required/],
+  ['serve: an unknown config key, the nearest named', ['--config', kebabFile], {}, /unknown key\(s\): metrics-listen \(.*metrics-listen: did you mean metricsListen\?\)/],
+  ['rules: an unknown config key, the nearest named', ['rules', '--config', kebabFile], {}, /did you mean metricsListen\?/],
   ['rules: --config missing', ['rules'], {}, /required option '--config <file>' not specified/],
   ['rules: a choice not offered', ['rules', '--config', badFile, '--format', 'x'], {}, /argument 'x' is invalid/],
   ['simulate: unknown flag', ['simulate', '--bogus'], {}, /unknown option '--bogus'/],
@@ -115,3 +119,18 @@ test('the metrics port in use: exit 1, one line naming --metrics-listen', async 
     server.close();
   }
 });
+
+const runtime: [string, string[], RegExp][] = [
+  ['--config naming a file that does not exist', ['--config', join(dir, 'missing.yaml')], /--config: cannot read .*missing\.yaml: ENOENT/],
+  ['rules --config naming a file that does not exist', ['rules', '--config', join(dir, 'missing.yaml')], /--config: cannot read .*missing\.yaml/],
+  ['--tls-cert naming a file that does not exist', [...UP, '--tls-cert', join(dir, 'missing.crt'), '--tls-key', join(dir, 'missing.key')], /--tls-cert: cannot read .*missing\.crt/],
+];
+
+for (const [what, args, pattern] of runtime) {
+  test(`${what}: exit 1 (a runtime failure, not a usage error), one line`, async () => {
+    const r = await run(args);
+    assert.equal(r.code, 1, r.stderr);
+    assertOneLine(r, pattern);
+    assert.doesNotMatch(r.stderr, /invalid configuration/);
+  });
+}

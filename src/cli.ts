@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { addConfigOptions, resolveConfig } from './config.js';
-import { configLogFields, renderConfig } from './config-print.js';
+import { configLogFields, renderConfig } from './daemon/print-config.js';
 import { ConfigError, UnreadableFileError } from './lib/errors.js';
 import { createLogger } from './lib/log.js';
 import { cliValues, commanderExitCode, uniformCommandLine } from './lib/cli-help.js';

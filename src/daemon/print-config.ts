@@ -5,7 +5,7 @@
  * comments), so, secrets aside, it can be saved as a config file that gives the same settings.
  */
 import { stringify } from 'yaml';
-import { OPTIONS, envName, flagName, type Config, type SettingSource } from './config.js';
+import { OPTIONS, envName, flagName, type Config, type SettingSource } from '../config.js';
 
 export const REDACTED = '<redacted>';
 

@@ -8,10 +8,12 @@
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { parse as parseYaml } from 'yaml';
-import { ConfigError } from './lib/errors.js';
+import { ConfigError, UnreadableFileError } from './lib/errors.js';
 import { ENGINES, type EngineKind } from './lib/engines.js';
 import { LOG_LEVELS, type LogLevel } from './lib/log.js';
 import { DEFAULT_BUCKETS, type BucketSet } from './lib/metric-def.js';
+import { markRequired } from './lib/cli-help.js';
+import { nearest } from './lib/nearest.js';
 import {
   oneOf, parseBool, parseDuration, parseHostPort, parseHttpUrl, parseList, parsePositiveInt, parseSize, type HostPort,
 } from './lib/parse.js';
@@ -99,7 +101,12 @@ export interface Config {
   tracing: TraceSettings | null;
   /** What this config was resolved from, so that a reload (SIGHUP) resolves it again the same way. */
   sources: ConfigSources;
+  /** Where each setting's value came from (flag-table keys, configFile, slos, buckets): --print-config. */
+  origins: Record<string, SettingSource>;
 }
+
+/** Where a setting's value came from, in the order that decides: flag > env > file > default. */
+export type SettingSource = 'flag' | 'env' | 'file' | 'default';
 
 /** The command-line values and INFERMETER_* environment a config was resolved from (plain data). */
 export interface ConfigSources {
@@ -107,7 +114,7 @@ export interface ConfigSources {
   env: Record<string, string>;
 }
 
-type Scalar = Exclude<keyof Config, 'buckets' | 'slos' | 'configFile' | 'sources' | 'tracing'>;
+type Scalar = Exclude<keyof Config, 'buckets' | 'slos' | 'configFile' | 'sources' | 'tracing' | 'origins'>;
 
 interface OptionSpec {
   key: Scalar;
@@ -115,11 +122,13 @@ interface OptionSpec {
   help: string;
   default?: string;
   parse: (value: string) => unknown;
+  /** Never printed (--print-config, the startup line): shown as <redacted>. */
+  secret?: boolean;
 }
 
 /** Every flag in one table; README's flag table is generated from it. */
 export const OPTIONS: readonly OptionSpec[] = [
-  { key: 'upstream', flag: '--upstream <url>', help: 'inference server base URL (required), http or https, e.g. http://127.0.0.1:8000', parse: parseHttpUrl },
+  { key: 'upstream', flag: '--upstream <url>', help: 'inference server base URL, http or https, without a path (clients keep their /v1/...), e.g. http://127.0.0.1:8000', parse: parseHttpUrl },
   { key: 'listen', flag: '--listen <host:port>', help: 'proxy listener', default: '0.0.0.0:8080', parse: (v) => parseHostPort(v) },
   { key: 'metricsListen', flag: '--metrics-listen <host:port>', help: 'listener for /metrics (bind to 127.0.0.1 to keep it local)', default: '0.0.0.0:9464', parse: (v) => parseHostPort(v) },
   { key: 'engine', flag: '--engine <kind>', help: `inference engine kind: ${ENGINES.join(', ')}`, default: 'vllm', parse: oneOf(ENGINES) },
@@ -149,7 +158,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'inFlightBands', flag: '--in-flight-bands <list>', help: 'upper bounds of the in_flight_le bands (generation requests in flight on the machine at the first token; +Inf is added)', default: DEFAULT_IN_FLIGHT_BANDS.join(','), parse: parseBounds },
   { key: 'tenantFrom', flag: '--tenant-from <source>', help: 'where the tenant label comes from: none, header (--tenant-header), api-key (a salted hash of the bearer token, never the token); default header when --tenant-header is set, else none', default: '', parse: (v) => (v === '' ? '' : oneOf(TENANT_SOURCES)(v)) },
   { key: 'tenantHeader', flag: '--tenant-header <name>', help: 'request header naming the tenant, e.g. x-tenant-id (value cut to 64 characters)', default: '', parse: (v) => parseHeaderName(v) },
-  { key: 'tenantSalt', flag: '--tenant-salt <secret>', help: 'HMAC key for --tenant-from api-key (default: a fixed public salt, see README); set it to make key hashes unlinkable across installations', default: '', parse: (v) => v },
+  { key: 'tenantSalt', flag: '--tenant-salt <secret>', help: 'HMAC key for --tenant-from api-key (default: a fixed public salt, see README); set it to make key hashes unlinkable across installations', default: '', parse: (v) => v, secret: true },
   { key: 'tenantLimit', flag: '--tenant-limit <n>', help: 'most tenant label values (first seen keep theirs until restart); later tenants are counted as other', default: '20', parse: parsePositiveInt },
   { key: 'tenantHistograms', flag: '--tenant-histograms <bool>', help: 'put the tenant label on the latency and token histograms too (multiplies their series by up to --tenant-limit + 1)', default: 'false', parse: parseBool },
   { key: 'nativeHistogramBucketFactor', flag: '--native-histogram-bucket-factor <factor>', help: 'native histograms: largest growth from one bucket to the next (1.1 = schema 3, buckets at most 9% wide)', default: '1.1', parse: parseBucketFactor },
@@ -199,15 +208,30 @@ export function flagName(spec: OptionSpec): string {
   return spec.flag.split(' ')[0]!;
 }
 
-/** Adds every option to a commander command (used for the proxy command). */
+/**
+ * Adds every option to a commander command (used for the proxy command). Defaults and
+ * environment variables are declared for help only: the values resolveConfig takes from
+ * commander are those typed on the command line (lib/cli-help.ts cliValues), and it reads the
+ * environment and the file itself, so one order holds for every setting.
+ */
 export function addConfigOptions(cmd: Command): Command {
   cmd.addOption(new Option('--config <file>', 'YAML config file (keys as in the flag table, plus slos and buckets)').env('INFERMETER_CONFIG'));
+  cmd.addOption(new Option('--print-config', 'print the effective configuration, each value with its source (flag, env, file, default; secrets redacted), and exit'));
   for (const spec of OPTIONS) {
-    const opt = new Option(spec.flag, `${spec.help} [env ${envName(spec)}]`);
-    if (spec.flag.startsWith('--no-')) opt.attributeName = () => spec.key;
+    const opt = new Option(spec.flag, spec.help).env(envName(spec));
+    // The key, not commander's camelCase of the flag (`--web.enable-lifecycle` would be `web.enableLifecycle`).
+    opt.attributeName = () => spec.key;
+    if (isSwitch(spec)) opt.default(spec.default === 'true');
+    else if (spec.default !== undefined && spec.default !== '') opt.default(spec.default);
+    if (spec.default === undefined) markRequired(opt);
     cmd.addOption(opt);
   }
   return cmd;
+}
+
+/** A flag without a value: `--web.enable-lifecycle` sets true, `--no-collector.gpu` false. */
+function isSwitch(spec: OptionSpec): boolean {
+  return !spec.flag.includes('<');
 }
 
 /**
@@ -216,28 +240,36 @@ export function addConfigOptions(cmd: Command): Command {
  */
 export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env, opts: { requireAll?: boolean } = {}): Config {
   const configFile = (cliValues['config'] as string | undefined) ?? env['INFERMETER_CONFIG'] ?? null;
+  const origins: Record<string, SettingSource> = {
+    configFile: cliValues['config'] !== undefined ? 'flag' : env['INFERMETER_CONFIG'] !== undefined ? 'env' : 'default',
+  };
   const file = configFile ? readConfigFile(configFile) : {};
   checkFileKeys(file, configFile);
   const out: Record<string, unknown> = {};
   for (const spec of OPTIONS) {
     const flag = flagName(spec);
-    const negated = flag.startsWith('--no-');
     let raw: unknown = cliValues[spec.key];
     let where = flag;
-    if (negated && raw !== undefined) raw = String(raw);
+    origins[spec.key] = 'flag';
+    if (typeof raw === 'boolean') raw = String(raw); // a switch given on the command line
     if (raw === undefined && env[envName(spec)] !== undefined) {
       raw = env[envName(spec)];
       where = `${flag} (env ${envName(spec)})`;
+      origins[spec.key] = 'env';
     }
     if (raw === undefined && spec.key in file) {
       raw = file[spec.key];
       where = `${flag} (config key ${spec.key} in ${configFile})`;
+      origins[spec.key] = 'file';
       if (typeof raw !== 'string' && typeof raw !== 'number' && typeof raw !== 'boolean' && !Array.isArray(raw)) {
         throw new ConfigError(where, `expected a scalar value, got ${JSON.stringify(raw)}`);
       }
       if (Array.isArray(raw)) raw = raw.join(',');
     }
-    if (raw === undefined) raw = spec.default;
+    if (raw === undefined) {
+      raw = spec.default;
+      origins[spec.key] = 'default';
+    }
     if (raw === undefined && opts.requireAll === false) continue;
     if (raw === undefined) throw new ConfigError(flag, `is required (${spec.help}); also settable as ${envName(spec)}`);
     try {
@@ -249,6 +281,9 @@ export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.Pr
   const cfg = out as unknown as Config;
   cfg.configFile = configFile;
   cfg.sources = { cli: plainValues(cliValues), env: infermeterEnv(env) };
+  origins['slos'] = 'slos' in file ? 'file' : 'default';
+  origins['buckets'] = 'buckets' in file ? 'file' : 'default';
+  cfg.origins = origins;
   checkTlsFiles(cfg);
   if (cfg.engineMetrics === '' && cfg.upstream) cfg.engineMetrics = `${cfg.upstream}/metrics`;
   if (cfg.collectorGpu && cfg.gpuSource === 'dcgm-exporter' && cfg.dcgmExporterUrl === '') {
@@ -270,8 +305,14 @@ export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.Pr
 
 /** Only the keys of the flag table, plus slos and buckets: anything else stops with the same message everywhere. */
 function checkFileKeys(file: Record<string, unknown>, configFile: string | null): void {
-  const unknown = Object.keys(file).filter((k) => !OPTIONS.some((o) => o.key === k) && k !== 'slos' && k !== 'buckets');
-  if (unknown.length > 0) throw new ConfigError(`--config ${configFile}`, `unknown key(s): ${unknown.join(', ')} (expected keys of the flag table, slos or buckets)`);
+  const known = [...OPTIONS.map((o) => o.key), 'slos', 'buckets'];
+  const unknown = Object.keys(file).filter((k) => !known.includes(k));
+  if (unknown.length === 0) return;
+  const hints = unknown.flatMap((k) => {
+    const near = nearest(k, known);
+    return near ? [`${k}: did you mean ${near}?`] : [];
+  });
+  throw new ConfigError(`--config ${configFile}`, `unknown key(s): ${unknown.join(', ')} (expected keys of the flag table, slos or buckets${hints.length ? `; ${hints.join('; ')}` : ''})`);
 }
 
 /**
@@ -300,7 +341,7 @@ function readConfigFile(path: string): Record<string, unknown> {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new ConfigError('--config', `cannot read ${path}: ${(err as Error).message}`, { cause: err });
+    throw new UnreadableFileError('--config', `cannot read ${path}: ${(err as Error).message}`, { cause: err });
   }
   let doc: unknown;
   try {

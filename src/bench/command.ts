@@ -4,18 +4,20 @@
  * exits 130; a second Ctrl-C exits at once.
  */
 import { basename } from 'node:path';
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
+import { markRequired } from '../lib/cli-help.js';
 import { DEFAULT_QPS, resolveBenchOptions, type BenchFlags } from './options.js';
 import { createProgress } from './progress.js';
 import { runBench } from './run.js';
 import { readReport, writeReport } from './write.js';
 import { renderMarkdown } from './markdown.js';
 import { renderCompare } from './compare.js';
+import { failedPhases, verdictLines } from './verdict.js';
 
 export function benchCommand(): Command {
   const bench = new Command('bench')
     .description('benchmark an OpenAI-compatible inference server: single-stream, then load steps; JSON, Markdown and HTML report')
-    .option('--target <url>', 'inference server base URL (required), e.g. http://127.0.0.1:8000')
+    .addOption(markRequired(new Option('--target <url>', 'inference server base URL, e.g. http://127.0.0.1:8000')))
     .option('--model <name>', 'model to ask for (default: the first of /v1/models)')
     .option('--route <route>', 'completion (/v1/completions, as vllm bench serve) or chat', 'completion')
     .option('--input-tokens <n>', 'prompt length in tokens (built-in corpus, ~4 characters per token)', '512')
@@ -29,12 +31,13 @@ export function benchCommand(): Command {
     .option('--arrivals <kind>', 'poisson or constant inter-arrival times', 'poisson')
     .option('--seed <n>', 'seed for prompts and arrival times', '42')
     .option('--slo <list>', 'SLO thresholds for goodput, e.g. ttft=500ms,tpot=50ms,e2e=3s')
-    .option('--config <file>', 'infermeter config file (validated as serve validates it); its slos.default thresholds are the goodput SLOs unless --slo is given')
+    .addOption(new Option('--config <file>', 'infermeter config file (validated as serve validates it); its slos.default thresholds are the goodput SLOs unless --slo is given').env('INFERMETER_CONFIG'))
     .option('--out <dir>', 'report directory (default bench-<date>)')
     .option('--nvidia-smi <path>', 'nvidia-smi binary ("none": no GPU sampling; absent: recorded as absent)', 'nvidia-smi')
     .option('--engine-metrics <url>', 'engine /metrics to sample KV cache and queue from (default TARGET/metrics; "none")')
     .option('--engine <kind>', 'engine kind for the metric names (default: detected from /metrics)')
     .option('--sample-interval <duration>', 'GPU and engine sampling interval', '1s')
+    .option('--max-error-rate <ratio>', 'exit 1 when a measured phase\'s share of failed requests is above this (0 to 1); default: only a phase with no successful request fails')
     .action(async (f: BenchFlags) => runBenchCommand(f));
   bench
     .command('compare <a> <b>')
@@ -64,4 +67,9 @@ async function runBenchCommand(f: BenchFlags): Promise<void> {
   process.stdout.write(renderMarkdown(report) + '\n');
   process.stderr.write(`report: ${paths.json}\n        ${paths.markdown}\n        ${paths.html}\n`);
   if (report.partial) process.exit(130);
+  const failed = failedPhases(report, opts.maxErrorRate);
+  if (failed.length > 0) {
+    process.stderr.write(verdictLines(failed, opts.maxErrorRate).join('\n') + '\n');
+    process.exit(1);
+  }
 }

@@ -29,6 +29,7 @@ export interface BenchFlags {
   engineMetrics?: string;
   engine?: string;
   sampleInterval: string;
+  maxErrorRate?: string;
 }
 
 export const DEFAULT_QPS = '1,4,8,16,32';
@@ -81,7 +82,13 @@ function benchSlosOf(t: Thresholds): Thresholds {
   return out;
 }
 
-export function resolveBenchOptions(f: BenchFlags, command: string[]): BenchOptions & { out: string } {
+function ratio(v: string): number {
+  const n = Number(v.trim());
+  if (v.trim() === '' || !(n >= 0 && n <= 1)) throw new Error(`expected a share from 0 to 1 such as 0.05, got "${v}"`);
+  return n;
+}
+
+export function resolveBenchOptions(f: BenchFlags, command: string[]): BenchOptions & { out: string; maxErrorRate: number | null } {
   if (!f.target) throw new ConfigError('--target', 'required: the inference server URL, e.g. http://127.0.0.1:8000');
   const target = flag('--target', () => parseHttpUrl(f.target!));
   const noSteps = f.qps === undefined && f.concurrency === undefined;
@@ -114,5 +121,6 @@ export function resolveBenchOptions(f: BenchFlags, command: string[]): BenchOpti
     command,
   };
   const out = f.out ?? `bench-${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}`;
-  return { ...opts, out };
+  const maxErrorRate = f.maxErrorRate === undefined ? null : flag('--max-error-rate', () => ratio(f.maxErrorRate!));
+  return { ...opts, out, maxErrorRate };
 }

@@ -18,6 +18,7 @@ import { filePrompts, syntheticPrompts, TOKEN_ESTIMATE, type PromptSet } from '.
 import { silentProgress, type Progress } from './progress.js';
 import { REPORT_SCHEMA_VERSION, summarizePhase, summarizeResources, toSample, type BenchReport, type RequestSample, type StepReport } from './report.js';
 import { PERCENTILE_METHOD } from './stats.js';
+import { errorKinds } from './verdict.js';
 
 export interface BenchOptions {
   target: string;
@@ -135,7 +136,7 @@ export async function runBench(o: BenchOptions, hooks: BenchHooks = {}): Promise
       progress.phase(`warm-up (${o.warmup} requests, not counted)`);
       const samples = await sequential(o.warmup, send, progress, () => aborted);
       report.warmup = { requests: samples.length, ok: samples.filter((s) => s.outcome === 'ok').length };
-      progress.done(`${report.warmup.ok}/${report.warmup.requests} ok`);
+      progress.done(`${report.warmup.ok}/${report.warmup.requests} ok${errorsNote(samples)}`);
     }
     if (o.requests > 0 && !aborted) {
       progress.phase(`single-stream (${o.requests} requests, one at a time)`);
@@ -146,7 +147,7 @@ export async function runBench(o: BenchOptions, hooks: BenchHooks = {}): Promise
       await monitor.sampleEngine();
       const window = monitor.between((t0 - origin) / 1000, (performance.now() - origin) / 1000);
       report.singleStream = { startedAt: (t0 - origin) / 1000, summary, resources: summarizeResources(window.gpu, window.engine, window.before), requests: samples };
-      progress.done(`TTFT p50 ${ms(summary.ttft.p50)}, TPOT p50 ${ms(summary.tpot.p50)}, ${summary.ok}/${summary.requests} ok`);
+      progress.done(`TTFT p50 ${ms(summary.ttft.p50)}, TPOT p50 ${ms(summary.tpot.p50)}, ${summary.ok}/${summary.requests} ok${errorsNote(samples)}`);
     }
     const steps = [...o.qps.map((v) => ({ mode: 'rate' as const, load: v })), ...o.concurrency.map((v) => ({ mode: 'concurrency' as const, load: v }))];
     for (const [i, step] of steps.entries()) {
@@ -167,7 +168,7 @@ export async function runBench(o: BenchOptions, hooks: BenchHooks = {}): Promise
         startedAt, summary, resources: summarizeResources(window.gpu, window.engine, window.before), requests: samples,
       };
       report.steps.push(result);
-      progress.done(`${summary.requestsPerSecond.toFixed(2)} req/s, ${summary.outputTokensPerSecond.toFixed(0)} tok/s, TTFT p99 ${ms(summary.ttft.p99)}, TPOT p99 ${ms(summary.tpot.p99)}${summary.goodput === null ? '' : `, goodput ${summary.goodput.toFixed(2)} req/s`}`);
+      progress.done(`${summary.requestsPerSecond.toFixed(2)} req/s, ${summary.outputTokensPerSecond.toFixed(0)} tok/s, TTFT p99 ${ms(summary.ttft.p99)}, TPOT p99 ${ms(summary.tpot.p99)}${summary.goodput === null ? '' : `, goodput ${summary.goodput.toFixed(2)} req/s`}, ${summary.ok}/${summary.requests} ok${errorsNote(samples)}`);
     }
   } finally {
     hooks.signal?.removeEventListener('abort', onAbort);
@@ -234,6 +235,11 @@ async function closedLoop(n: number, stop: () => boolean, send: Send, t0: number
 
 function sleep(msDelay: number): Promise<void> {
   return new Promise((r) => setTimeout(r, msDelay));
+}
+
+function errorsNote(samples: readonly RequestSample[]): string {
+  const kinds = errorKinds(samples);
+  return kinds.length ? `; errors: ${kinds.join(', ')}` : '';
 }
 
 function ms(seconds: number | null): string {

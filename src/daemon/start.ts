@@ -10,6 +10,7 @@ import type { Config } from '../config.js';
 import { MetricsWorker } from './metrics-thread.js';
 import type { ReloadResult } from '../side/side.js';
 import { listenDelayMs } from '../lib/test-hooks.js';
+import { checkUpstreamAtStart } from './upstream-check.js';
 
 export interface Running {
   proxyPort: number;
@@ -20,8 +21,9 @@ export interface Running {
   reload(trigger?: string): Promise<ReloadResult>;
 }
 
-/** Settings that weaken security are said once, loudly, at start. */
+/** Settings that weaken security, and an upstream URL that cannot work, are said once, loudly, at start. */
 export function warnUnsafe(config: Config, log: Logger): void {
+  checkUpstreamAtStart(config.upstream, log);
   if (config.upstreamInsecureSkipVerify) {
     log.warn({ upstream: config.upstream }, '--upstream-insecure-skip-verify: the upstream\'s TLS certificate is NOT verified; anyone on the network path can read and change the traffic');
   }

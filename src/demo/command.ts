@@ -4,7 +4,7 @@
  * rates; a live summary line every few seconds; Ctrl-C stops everything cleanly.
  */
 import { fileURLToPath } from 'node:url';
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { request } from 'undici';
 import { pino } from 'pino';
 import { loadConfigFile, resolveConfig } from '../config.js';
@@ -16,6 +16,11 @@ import { parseDuration, parseList } from '../lib/parse.js';
 import { decodeMetricFamilies, PROTOBUF_CONTENT_TYPE, type DecodedFamily } from '../exporters/prometheus/proto.js';
 import { nativeCounts, nativeQuantileOfDelta } from './native-quantile.js';
 import { parseSloConfig } from '../slo/config.js';
+import { watchParent } from './parent-watch.js';
+import { ConfigError } from '../lib/errors.js';
+
+/** Longest the demo takes to stop once asked (its children are stopped well before). */
+const HARD_STOP_MS = 800;
 
 const FAKE_NVIDIA_SMI = fileURLToPath(new URL('../../../bin/fake-nvidia-smi', import.meta.url));
 
@@ -38,16 +43,16 @@ export function demoCommand(): Command {
     .option('--step <duration>', 'time spent at each rate', '20s')
     .option('--duration <duration>', 'stop after this long (0 = until Ctrl-C)', '0')
     .option('--summary-every <duration>', 'live summary interval', '5s')
-    .option('--config <file>', 'infermeter config file for the proxy (slos, buckets, ...), validated as serve validates it')
+    .addOption(new Option('--config <file>', 'infermeter config file for the proxy (slos, buckets, ...), validated as serve validates it; INFERMETER_* variables apply too, as for serve, except to what the demo sets itself').env('INFERMETER_CONFIG'))
     .action(async (o: DemoOptions) => runDemo(o));
 }
 
 async function runDemo(o: DemoOptions): Promise<void> {
   const rates = parseList(o.rates).map(Number);
-  if (rates.some((r) => !(r > 0))) throw new Error(`--rates: expected positive numbers, got "${o.rates}"`);
-  const stepSeconds = parseDuration(o.step);
-  const duration = parseDuration(o.duration);
-  const every = parseDuration(o.summaryEvery);
+  if (rates.length === 0 || rates.some((r) => !(r > 0))) throw new ConfigError('--rates', `expected positive numbers, got "${o.rates}"`);
+  const stepSeconds = flagValue('--step', () => parseDuration(o.step));
+  const duration = flagValue('--duration', () => parseDuration(o.duration));
+  const every = flagValue('--summary-every', () => parseDuration(o.summaryEvery));
   // The file is checked before anything starts: a bad one stops the demo as it stops serve.
   if (o.config) loadConfigFile(o.config);
 
@@ -55,7 +60,8 @@ async function runDemo(o: DemoOptions): Promise<void> {
   // The fake nvidia-smi follows the simulator's load, so the GPU panels move with traffic.
   process.env['FAKE_NVIDIA_SMI_SIM_URL'] = sim.url;
   process.env['FAKE_NVIDIA_SMI_GPUS'] ??= '2';
-  const config = resolveConfig({ upstream: sim.url, listen: o.listen, metricsListen: o.metricsListen, nvidiaSmi: FAKE_NVIDIA_SMI, engineInterval: '2s', logLevel: 'warn', ...(o.config ? { config: o.config } : {}) }, {});
+  const config = resolveConfig({ upstream: sim.url, listen: o.listen, metricsListen: o.metricsListen, nvidiaSmi: FAKE_NVIDIA_SMI, engineInterval: '2s', logLevel: 'warn', ...(o.config ? { config: o.config } : {}) }, process.env);
+  config.shutdownTimeout = Math.min(config.shutdownTimeout, 0.5); // only the demo's own load is in flight
   // SLOs so that the page draws thresholds and burn rates (both are default bucket boundaries already),
   // unless the given config file sets its own.
   if (!o.config || (Object.keys(config.slos.default).length === 0 && Object.keys(config.slos.models).length === 0)) {
@@ -75,17 +81,24 @@ async function runDemo(o: DemoOptions): Promise<void> {
 `);
 
   let stopping = false;
-  const stop = async (code: number) => {
+  const stop = async (code: number, why?: string) => {
     if (stopping) return;
     stopping = true;
+    stopWatching();
     clearInterval(summary);
-    await running.close();
+    // The load is the demo's own: nothing in flight is worth waiting for. The simulator goes
+    // first, so the proxy's streams end at once and its drain (and the fake nvidia-smi children
+    // it stops) takes milliseconds, not --shutdown-timeout. A hard stop backs it up.
+    setTimeout(() => process.exit(code), HARD_STOP_MS).unref();
     await sim.close();
-    console.log('demo stopped');
+    await running.close();
+    console.log(why ? `demo stopped (${why})` : 'demo stopped');
     process.exit(code);
   };
   process.once('SIGINT', () => void stop(0));
   process.once('SIGTERM', () => void stop(0));
+  // A parent that went away (timeout, a closed terminal, a closed pipe) must not leave the demo running.
+  const stopWatching = watchParent((why) => void stop(0, why));
 
   let before: DecodedFamily[] = [];
   let rate = rates[0]!;
@@ -96,6 +109,15 @@ async function runDemo(o: DemoOptions): Promise<void> {
   for (let i = 0; !stopping; i = (i + 1) % rates.length) {
     rate = rates[i]!;
     await runLoad({ url: proxy, model: 'meta-llama/Llama-3.1-8B-Instruct', rate, arrivals: 'poisson', requests: Math.max(1, Math.round(rate * stepSeconds)), maxTokens: 128, seed: i }).catch(() => undefined);
+  }
+}
+
+/** A bad demo flag is a usage error (exit 2) naming the flag, as serve's are. */
+function flagValue<T>(flag: string, f: () => T): T {
+  try {
+    return f();
+  } catch (err) {
+    throw new ConfigError(flag, (err as Error).message, { cause: err });
   }
 }
 

@@ -53,6 +53,17 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * A file a setting names that cannot be read (missing, no permission): a runtime failure of
+ * the machine, not a usage error, so the command exits 1, not 2; it still names the flag.
+ */
+export class UnreadableFileError extends ConfigError {
+  constructor(flag: string, message: string, options?: { cause?: unknown }) {
+    super(flag, message, options);
+    this.name = 'UnreadableFileError';
+  }
+}
+
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 const UNREACHABLE_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN']);
 /** OpenSSL's and Node's names for a failed handshake or certificate check (wrong CA, mTLS refused, ...). */

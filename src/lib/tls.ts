@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { createSecureContext, type ConnectionOptions } from 'node:tls';
-import { ConfigError } from './errors.js';
+import { ConfigError, UnreadableFileError } from './errors.js';
 
 /** The TLS settings, as paths ('' = unset); config.ts's Config carries them under these names. */
 export interface UpstreamTlsFiles {
@@ -28,7 +28,7 @@ function read(path: string, flag: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (err) {
-    throw new ConfigError(flag, `cannot read ${path}: ${(err as Error).message}`, { cause: err });
+    throw new UnreadableFileError(flag, `cannot read ${path}: ${(err as Error).message}`, { cause: err });
   }
 }
 

@@ -12,12 +12,24 @@ export const MAX_MODELS = 100;
 const MISS_REFRESH_MIN_MS = 5_000;
 /** How long records wait at startup for the upstream's first model list (an upstream that is down costs this once). */
 export const FIRST_LIST_WAIT_MS = 2_000;
+/** While the list is unread or empty, it is asked for again this often (not only every --models-refresh). */
+export const UNREAD_RETRY_MS = 1_000;
+/**
+ * `owned_by` of /v1/models entries → the engine kind it reveals (vLLM, SGLang and llama-server
+ * write their own name there; Ollama and the OpenAI API write an owner, which says nothing).
+ */
+const OWNED_BY_ENGINE: Readonly<Record<string, string>> = { vllm: 'vllm', sglang: 'sglang', llamacpp: 'llamacpp', tgi: 'tgi', 'text-generation-inference': 'tgi', tensorrt_llm: 'trtllm', trtllm: 'trtllm' };
+
+type ListState = 'unread' | 'listed' | 'failed' | 'empty';
 
 export class ModelLabels {
   private known = new Set<string>();
   private lastFetch = 0;
   private fetching: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
+  private retry: NodeJS.Timeout | null = null;
+  private state: ListState = 'unread';
+  private engineNoted = false;
 
   constructor(
     private readonly opts: {
@@ -26,6 +38,8 @@ export class ModelLabels {
       dispatcher?: Dispatcher;
       /** The upstream answered /v1/models (any HTTP status): readiness may want to know. */
       answered?: () => void;
+      /** The configured --engine: a list revealing another engine is said once. */
+      engine?: string;
     },
   ) {
     if (opts.allowlist.length > 0) this.known = new Set(opts.allowlist.slice(0, MAX_MODELS));
@@ -75,6 +89,8 @@ export class ModelLabels {
 
   stop(): void {
     if (this.timer) clearInterval(this.timer);
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = null;
   }
 
   label(model: string): string {
@@ -94,12 +110,51 @@ export class ModelLabels {
     this.fetching = this.fetchModels()
       .then((ids) => {
         if (ids.length > 0 && !this.fixed) this.known = new Set(ids.slice(0, MAX_MODELS));
+        this.noteState(ids.length > 0 ? 'listed' : 'empty', ids);
       })
-      .catch((err: unknown) => this.opts.log.debug({ err: (err as Error).message }, 'cannot read upstream /v1/models'))
+      .catch((err: unknown) => this.noteState('failed', [], (err as Error).message))
       .finally(() => {
         this.fetching = null;
       });
     return this.fetching;
+  }
+
+  /**
+   * Says what the model list means for the labels, once per change: unreadable or empty (every
+   * request is `other` until it answers), and readable again. While it is not listed, it is
+   * asked for every second, so the first request after the upstream comes up gets its label.
+   */
+  private noteState(next: ListState, ids: string[], err?: string): void {
+    const before = this.state;
+    this.state = next;
+    if (this.fixed) return; // the allowlist labels; the list is read only as a readiness probe
+    const fix = 'requests are labelled model="other" until it does (or set --models)';
+    if (next === 'failed' && before !== 'failed') {
+      this.opts.log.warn({ upstream: this.opts.upstream, err }, `cannot read the upstream's /v1/models; ${fix}`);
+    } else if (next === 'empty' && before !== 'empty') {
+      this.opts.log.warn({ upstream: this.opts.upstream }, `the upstream's /v1/models lists no model; ${fix}`);
+    } else if (next === 'listed' && before !== 'listed') {
+      const models = ids.slice(0, 10);
+      if (before === 'unread') this.opts.log.info({ upstream: this.opts.upstream, models, count: ids.length }, 'upstream models listed');
+      else this.opts.log.info({ upstream: this.opts.upstream, models, count: ids.length }, 'the upstream\'s /v1/models answers again; requests get their model labels');
+    }
+    if (next !== 'listed' && !this.retry && this.timer) {
+      this.retry = setTimeout(() => {
+        this.retry = null;
+        void this.refresh();
+      }, Math.min(UNREAD_RETRY_MS, this.opts.refreshSeconds * 1000));
+      this.retry.unref();
+    }
+  }
+
+  /** An engine the list reveals (its `owned_by`) that is not --engine: said once. */
+  private noteEngine(ownedBy: readonly unknown[]): void {
+    if (this.engineNoted || !this.opts.engine) return;
+    const seen = ownedBy.map((o) => (typeof o === 'string' ? OWNED_BY_ENGINE[o.toLowerCase()] : undefined)).find((e) => e !== undefined);
+    if (!seen || seen === this.opts.engine) return;
+    this.engineNoted = true;
+    this.opts.log.warn({ upstream: this.opts.upstream, engine: this.opts.engine, upstreamEngine: seen },
+      `the upstream's /v1/models says it is ${seen} (owned_by), but --engine is ${this.opts.engine}: engine metric names, usage injection and labels follow --engine; start with --engine ${seen}`);
   }
 
   private async fetchModels(): Promise<string[]> {
@@ -109,9 +164,10 @@ export class ModelLabels {
       await res.body.dump();
       throw new Error(`status ${res.statusCode}`);
     }
-    const doc = (await res.body.json()) as { data?: { id?: unknown }[]; models?: { name?: unknown; model?: unknown }[] };
+    const doc = (await res.body.json()) as { data?: { id?: unknown; owned_by?: unknown }[]; models?: { name?: unknown; model?: unknown }[] };
     const ids: string[] = [];
     for (const m of doc.data ?? []) if (typeof m.id === 'string') ids.push(m.id);
+    this.noteEngine((doc.data ?? []).map((m) => m.owned_by));
     // Ollama's native /api/tags shape, and llama-server's extra "models" list.
     for (const m of doc.models ?? []) {
       const id = typeof m.model === 'string' ? m.model : m.name;

@@ -15,7 +15,7 @@ export function readSloConfig(path: string): SloConfig {
 export function rulesCommand(): Command {
   return new Command('rules')
     .description('print Prometheus recording and alerting rules (SLO burn rates, latency, operations) for a config file')
-    .requiredOption('--config <file>', 'YAML config file whose slos: section the rules follow')
+    .addOption(new Option('--config <file>', 'YAML config file whose slos: section the rules follow').env('INFERMETER_CONFIG').makeOptionMandatory())
     .addOption(new Option('--format <format>', 'prometheus (a rule file) or prometheusrule (a Kubernetes manifest)').choices(RULE_FORMATS).default('prometheus'))
     .option('--job <name>', 'scrape job name of infermeter\'s metrics listener (for the up{job=...} alerts)', 'infermeter')
     .option('--test-windows', 'divide every window and for: by 60 (1h -> 1m), for end-to-end tests and demos')

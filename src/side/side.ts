@@ -109,7 +109,7 @@ export class MetricsSide {
     this.upstreamAgent = connect ? new Agent({ connect }) : undefined;
     this.models = new ModelLabels({
       allowlist: config.models, upstream: config.upstream, refreshSeconds: config.modelsRefresh, log,
-      dispatcher: this.upstreamAgent, answered: () => this.health.upstreamAnswered(),
+      dispatcher: this.upstreamAgent, answered: () => this.health.upstreamAnswered(), engine: config.engine,
     });
     this.requests = new RequestMetrics(this.registry, config.buckets, config.engine, config.slos, (m) => this.models.label(m), nativeOptionsFrom(config), exemplarPolicyFrom(config), config);
     this.collectors = new CollectorRunner(this.registry, config, log);

@@ -68,3 +68,42 @@ test('a bad flag exits 2 naming it', async () => {
   assert.equal(r.code, 2);
   assert.match(r.stderr, /--slo: ttfo is not judged/);
 });
+
+test('a dead target: the phase with no successful request fails the run (exit 1), naming the error kind and its cause', { timeout: 60_000 }, async () => {
+  const { createServer } = await import('node:net');
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const dead = `http://127.0.0.1:${(s.address() as { port: number }).port}`;
+  await new Promise<void>((r) => s.close(() => r()));
+  const out = mkdtempSync(join(tmpdir(), 'bench-dead-'));
+  try {
+    const r = await run(['bench', '--target', dead, '--model', 'm', '--warmup', '0', '--requests', '2', '--qps', 'none',
+      '--nvidia-smi', 'none', '--engine-metrics', 'none', '--out', out]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /bench: single-stream failed \(no successful request\): 0\/2 ok; errors: upstream_unreachable 2 \(.*ECONNREFUSED.*\)/);
+    // The report is still written: the failure is in it, and the exit says so.
+    assert.equal((JSON.parse(readFileSync(join(out, 'bench.json'), 'utf8')) as BenchReport).singleStream!.summary.ok, 0);
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+});
+
+test('--max-error-rate: a phase over it fails (exit 1); a bad value exits 2; a healthy run exits 0', { timeout: 60_000 }, async () => {
+  const sim = await startSimulator({ listen: '127.0.0.1:0', decodeStepMs: 1, prefillTps: 0 });
+  const out = mkdtempSync(join(tmpdir(), 'bench-rate-'));
+  try {
+    const bad = await run(['bench', '--target', sim.url, '--max-error-rate', '2']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--max-error-rate: expected a share from 0 to 1/);
+    const args = ['bench', '--target', sim.url, '--warmup', '0', '--requests', '3', '--output-tokens', '4', '--qps', 'none', '--nvidia-smi', 'none', '--engine-metrics', 'none', '--out', out];
+    const healthy = await run([...args, '--max-error-rate', '0']);
+    assert.equal(healthy.code, 0, healthy.stderr);
+    // A model the simulator does not serve: every request is a 404, so even a lenient threshold fails.
+    const wrong = await run([...args, '--model', 'no-such-model', '--max-error-rate', '0.5']);
+    assert.equal(wrong.code, 1, wrong.stderr);
+    assert.match(wrong.stderr, /bench: single-stream failed \(error rate above --max-error-rate 0\.5\): 0\/3 ok; errors: upstream_error 3 \(HTTP 4\d\d/);
+  } finally {
+    await sim.close();
+    rmSync(out, { recursive: true, force: true });
+  }
+});

@@ -48,6 +48,8 @@ test('--nvidia-smi pointing nowhere: collector_up=0, errors_total{kind="not_foun
       .some((x) => x.labels['kind'] === 'not_found'), 5000, 'not_found error counted');
     const up = series(await scrape(registry), 'infermeter_collector_up').find((x) => x.labels['collector'] === 'gpu');
     assert.equal(up?.value, 0);
+    // The cause, not a symptom of it: the binary is missing, not merely its `dmon -h` failing.
+    assert.deepEqual(series(await scrape(registry), 'infermeter_gpu_source_info').map((x) => x.labels), [{ source: 'nvidia-smi', gpm: 'unavailable', reason: 'not_found' }]);
     assert.equal(lines.filter((l) => l['msg'] === 'collector failed; will keep trying').length, 1);
   } finally {
     await runner.close();

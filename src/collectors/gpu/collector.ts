@@ -14,7 +14,7 @@ import { CollectorError, type Collector } from '../types.js';
 import { GPU_DMON_INVALID_LINES_METRIC, GPU_DMON_RESTARTS_METRIC, GPU_METRICS, QUERY_FIELDS } from './columns.js';
 import { DmonChild, type RestartReason } from './dmon-child.js';
 import type { DmonSample } from './dmon.js';
-import { GpmProbe } from './gpm.js';
+import { GpmProbe, type GpmReason } from './gpm.js';
 import { SHOW_ALL_DEVICES_ENV, dmonCommands, gpmIdsFor, parseDmonHelp, type DmonHelp } from './plan.js';
 import { parseGpuFacts, type GpuFacts } from './query.js';
 import { GpuSeries } from './series.js';
@@ -51,6 +51,8 @@ interface Latest {
 
 /** How long the start waits for `dmon -h` and the facts before starting dmon without them. */
 const PROBE_MS = 5000;
+/** Reasons the runner already explains (the collector is down, or GPM was switched off): no GPM log line of their own. */
+const QUIET_GPM_REASONS = new Set<GpmReason>(['not_found', 'help_failed', 'disabled']);
 
 export class GpuCollector implements Collector {
   readonly name = 'gpu';
@@ -139,7 +141,8 @@ export class GpuCollector implements Collector {
     const h = help ? await help : null;
     if (h && !h.error && !h.timedOut) this.help = parseDmonHelp(h.stdout);
     const ids = this.help ? gpmIdsFor(this.help) : [];
-    this.gpm = new GpmProbe(ids.length > 0, !wantGpm ? 'disabled' : this.help ? 'not_in_help' : 'help_failed');
+    const missing = h?.error?.code === 'ENOENT';
+    this.gpm = new GpmProbe(ids.length > 0, !wantGpm ? 'disabled' : this.help ? 'not_in_help' : missing ? 'not_found' : 'help_failed');
     this.noteGpm();
     this.planned = true;
     this.replan();
@@ -223,7 +226,7 @@ export class GpuCollector implements Collector {
   /** Publishes the GPM state; logs once when GPM turns out unavailable. True when it changed. */
   private noteGpm(detail?: string): boolean {
     const changed = this.sourceInfo.set(this.gpm.status, this.gpm.reason);
-    if (changed && this.gpm.status === 'unavailable' && this.gpm.reason !== 'help_failed' && this.gpm.reason !== 'disabled') {
+    if (changed && this.gpm.status === 'unavailable' && !QUIET_GPM_REASONS.has(this.gpm.reason)) {
       this.log.info({ reason: this.gpm.reason, ...(detail ? { exit: detail } : {}) },
         'GPU Performance Monitoring (SM occupancy, DRAM bandwidth, tensor activity) is not available here; nvidia-smi dmon runs without --gpm-metrics');
     }

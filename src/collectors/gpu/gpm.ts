@@ -9,7 +9,8 @@ import { GPM_METRIC_NAMES } from './columns.js';
 import type { DmonSample } from './dmon.js';
 
 export type GpmStatus = 'probing' | 'enabled' | 'unavailable';
-export type GpmReason = '' | 'disabled' | 'not_in_help' | 'help_failed' | 'rejected' | 'no_values' | 'no_prof_fields';
+/** not_found: the nvidia-smi binary is missing; help_failed: it ran, but `dmon -h` failed or timed out. */
+export type GpmReason = '' | 'disabled' | 'not_found' | 'not_in_help' | 'help_failed' | 'rejected' | 'no_values' | 'no_prof_fields';
 
 /** Samples of one GPU without any GPM value before GPM is given up (the first is always "-"). */
 export const GPM_PROBE_SAMPLES = 5;

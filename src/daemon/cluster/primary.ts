@@ -90,9 +90,10 @@ export async function startCluster(config: Config, log: Logger): Promise<Running
       });
     });
 
-  const stopAll = async (): Promise<void> => {
+  /** Stops every worker; `started` false: the start failed, so there is no serving to announce the end of. */
+  const stopAll = async (started = true): Promise<void> => {
     shuttingDown = true;
-    metrics.post({ type: 'proxy-state', source: 0, state: 'draining' });
+    if (started) metrics.post({ type: 'proxy-state', source: 0, state: 'draining' });
     const exits = [...live].map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve()))));
     for (const w of live) if (w.isConnected()) w.send({ type: 'drain' } satisfies ToProxyWorker);
     const kill = setTimeout(() => {
@@ -106,7 +107,7 @@ export async function startCluster(config: Config, log: Logger): Promise<Running
   try {
     await Promise.all(Array.from({ length: config.workers }, fork));
   } catch (err) {
-    await stopAll();
+    await stopAll(false);
     await metrics.close();
     throw err;
   }

@@ -30,12 +30,14 @@ const sink = new BatchingSink(id, (batch) => send({ type: 'batch', batch }), (sa
 const app = buildApp(config, sink, log);
 
 let draining = false;
+/** Whether the listener is up: a worker whose listen failed has nothing to drain (and its server cannot be closed). */
+let listening = false;
 /** Drains, hands the last batch over, then exits. Idempotent: the primary and a signal may both ask. */
 function drain(reason: string): void {
   if (draining) return;
   draining = true;
   log.debug({ reason }, 'worker draining');
-  void drainProxy(app, config!, log).then(() => {
+  void (listening ? drainProxy(app, config!, log) : Promise.resolve()).then(() => {
     sink.stop();
     return lastSent;
   }).then(() => process.exit(0));
@@ -69,7 +71,10 @@ process.on('uncaughtException', (err) => {
 });
 
 listenProxy(app, config, Number(process.env[PORT_ENV] ?? config.listen.port)).then(
-  (port) => send({ type: 'listening', port }),
+  (port) => {
+    listening = true;
+    send({ type: 'listening', port });
+  },
   (err: Error) => {
     send({ type: 'fatal', message: err.message });
     void lastSent.then(() => process.exit(1));

@@ -1,0 +1,61 @@
+/**
+ * `--print-config` and the startup line: the effective configuration, each setting with where
+ * its value came from (flag, env, file, default), secrets redacted. The printed text is YAML
+ * whose keys are the config file's (the config file, SLOs, buckets and tracing follow as
+ * comments), so, secrets aside, it can be saved as a config file that gives the same settings.
+ */
+import { stringify } from 'yaml';
+import { OPTIONS, envName, flagName, type Config, type SettingSource } from '../config.js';
+
+export const REDACTED = '<redacted>';
+
+/** A setting's value as plain data: host:port for listeners, secrets redacted (URLs never keep credentials: parse.ts keeps origin and path). */
+function printable(key: string, value: unknown, secret: boolean): unknown {
+  if (secret) return value === '' || value === undefined ? '' : REDACTED;
+  if (value && typeof value === 'object' && 'host' in value && 'port' in value) {
+    const hp = value as { host: string; port: number };
+    return `${hp.host.includes(':') ? `[${hp.host}]` : hp.host}:${hp.port}`;
+  }
+  return value;
+}
+
+function where(cfg: Config, key: string, source: SettingSource): string {
+  const spec = OPTIONS.find((o) => o.key === key);
+  if (source === 'flag') return spec ? `flag ${flagName(spec)}` : 'flag --config';
+  if (source === 'env') return spec ? `env ${envName(spec)}` : 'env INFERMETER_CONFIG';
+  if (source === 'file') return `file ${cfg.configFile ?? ''}`;
+  return 'default';
+}
+
+function scalar(value: unknown): string {
+  return stringify(value, { collectionStyle: 'flow', lineWidth: 0 }).trimEnd();
+}
+
+/** The effective configuration as YAML, one line per setting, its source as a comment. */
+export function renderConfig(cfg: Config): string {
+  const lines = ['# infermeter: the effective configuration; after each value, where it came from (flag, env, file, default)'];
+  for (const o of OPTIONS) {
+    const source = cfg.origins[o.key] ?? 'default';
+    lines.push(`${o.key}: ${scalar(printable(o.key, cfg[o.key], o.secret === true))} # ${where(cfg, o.key, source)}`);
+  }
+  // Comments from here on: the rest is not flag-table data, so the text above stays a valid config file.
+  const file = cfg.configFile ? `file ${cfg.configFile}` : 'default';
+  lines.push(`# config file: ${cfg.configFile ?? 'none'}${cfg.configFile ? ` (${where(cfg, 'configFile', cfg.origins['configFile'] ?? 'flag')})` : ''}`);
+  lines.push(`# slos (${cfg.origins['slos'] === 'file' ? file : 'default'}): ${JSON.stringify(cfg.slos)}`);
+  lines.push(`# buckets (${cfg.origins['buckets'] === 'file' ? file : 'default'}, SLO thresholds inserted): ${JSON.stringify(cfg.buckets)}`);
+  lines.push(`# tracing: ${cfg.tracing ? `on (${cfg.tracing.protocol}, ${cfg.tracing.sampler}), from the OTEL_* environment` : 'off (OTEL_TRACES_EXPORTER is not otlp)'}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** The startup log line's fields: every value (secrets redacted), and the source of each one not defaulted. */
+export function configLogFields(cfg: Config): { settings: Record<string, unknown>; from: Record<string, string> } {
+  const settings: Record<string, unknown> = {};
+  const from: Record<string, string> = {};
+  for (const o of OPTIONS) {
+    settings[o.key] = printable(o.key, cfg[o.key], o.secret === true);
+    const source = cfg.origins[o.key] ?? 'default';
+    if (source !== 'default') from[o.key] = source;
+  }
+  if (cfg.configFile) from['configFile'] = cfg.origins['configFile'] ?? 'flag';
+  return { settings, from };
+}

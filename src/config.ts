@@ -21,13 +21,17 @@ import { parseSloConfig, thresholdsInBucketSet, type SloConfig } from './slo/con
 import { traceSettings, type TraceSettings } from './lib/trace-env.js';
 import { DEFAULT_IN_FLIGHT_BANDS, DEFAULT_PROMPT_CLASSES, parseBounds } from './metrics/breakdown.js';
 import { TENANT_SOURCES, type TenantSource } from './proxy/tenant.js';
+import { resolveUpstreams, singleUpstream, type UpstreamSpec } from './lib/upstream-spec.js';
 
 /** Engines whose older releases reject an unknown `stream_options` field: no injection unless asked. */
 const ENGINES_WITHOUT_STREAM_OPTIONS = new Set<EngineKind>(['tgi']);
 
 /** Plain data only: the config crosses into the metrics worker by structured clone. */
 export interface Config {
+  /** The first upstream's URL (the one --upstream, or upstreams[0].url). */
   upstream: string;
+  /** Every upstream (the config file's `upstreams:`, or the list of one from --upstream): lib/upstream-spec.ts. */
+  upstreams: UpstreamSpec[];
   listen: HostPort;
   metricsListen: HostPort;
   engine: EngineKind;
@@ -107,7 +111,7 @@ export interface ConfigSources {
   env: Record<string, string>;
 }
 
-type Scalar = Exclude<keyof Config, 'buckets' | 'slos' | 'configFile' | 'sources' | 'tracing'>;
+type Scalar = Exclude<keyof Config, 'buckets' | 'slos' | 'configFile' | 'sources' | 'tracing' | 'upstreams'>;
 
 interface OptionSpec {
   key: Scalar;
@@ -119,7 +123,7 @@ interface OptionSpec {
 
 /** Every flag in one table; README's flag table is generated from it. */
 export const OPTIONS: readonly OptionSpec[] = [
-  { key: 'upstream', flag: '--upstream <url>', help: 'inference server base URL (required), http or https, e.g. http://127.0.0.1:8000', parse: parseHttpUrl },
+  { key: 'upstream', flag: '--upstream <url>', help: 'inference server base URL (required unless the config file lists upstreams:), http or https, e.g. http://127.0.0.1:8000', parse: parseHttpUrl },
   { key: 'listen', flag: '--listen <host:port>', help: 'proxy listener', default: '0.0.0.0:8080', parse: (v) => parseHostPort(v) },
   { key: 'metricsListen', flag: '--metrics-listen <host:port>', help: 'listener for /metrics (bind to 127.0.0.1 to keep it local)', default: '0.0.0.0:9464', parse: (v) => parseHostPort(v) },
   { key: 'engine', flag: '--engine <kind>', help: `inference engine kind: ${ENGINES.join(', ')}`, default: 'vllm', parse: oneOf(ENGINES) },
@@ -238,7 +242,7 @@ export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.Pr
       if (Array.isArray(raw)) raw = raw.join(',');
     }
     if (raw === undefined) raw = spec.default;
-    if (raw === undefined && opts.requireAll === false) continue;
+    if (raw === undefined && (opts.requireAll === false || (spec.key === 'upstream' && file['upstreams'] !== undefined))) continue;
     if (raw === undefined) throw new ConfigError(flag, `is required (${spec.help}); also settable as ${envName(spec)}`);
     try {
       out[spec.key] = spec.parse(String(raw));
@@ -249,6 +253,7 @@ export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.Pr
   const cfg = out as unknown as Config;
   cfg.configFile = configFile;
   cfg.sources = { cli: plainValues(cliValues), env: infermeterEnv(env) };
+  resolveUpstreamList(cfg, file, configFile);
   checkTlsFiles(cfg);
   if (cfg.engineMetrics === '' && cfg.upstream) cfg.engineMetrics = `${cfg.upstream}/metrics`;
   if (cfg.collectorGpu && cfg.gpuSource === 'dcgm-exporter' && cfg.dcgmExporterUrl === '') {
@@ -268,10 +273,34 @@ export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.Pr
   return cfg;
 }
 
-/** Only the keys of the flag table, plus slos and buckets: anything else stops with the same message everywhere. */
+/** Only the keys of the flag table, plus slos, buckets and upstreams: anything else stops with the same message everywhere. */
 function checkFileKeys(file: Record<string, unknown>, configFile: string | null): void {
-  const unknown = Object.keys(file).filter((k) => !OPTIONS.some((o) => o.key === k) && k !== 'slos' && k !== 'buckets');
-  if (unknown.length > 0) throw new ConfigError(`--config ${configFile}`, `unknown key(s): ${unknown.join(', ')} (expected keys of the flag table, slos or buckets)`);
+  const unknown = Object.keys(file).filter((k) => !OPTIONS.some((o) => o.key === k) && k !== 'slos' && k !== 'buckets' && k !== 'upstreams');
+  if (unknown.length > 0) throw new ConfigError(`--config ${configFile}`, `unknown key(s): ${unknown.join(', ')} (expected keys of the flag table, slos, buckets or upstreams)`);
+}
+
+/**
+ * `upstreams:` from the file, or the list of one from --upstream. With both, the list wins
+ * only if --upstream came from neither flag nor environment (a flag always wins).
+ */
+function resolveUpstreamList(cfg: Config, file: Record<string, unknown>, configFile: string | null): void {
+  const defaults = {
+    engine: cfg.engine, engineMetrics: cfg.engineMetrics, connections: cfg.upstreamConnections, connectTimeout: cfg.connectTimeout,
+    headersTimeout: cfg.headersTimeout, idleTimeout: cfg.idleTimeout, upstreamCa: cfg.upstreamCa, upstreamCert: cfg.upstreamCert,
+    upstreamKey: cfg.upstreamKey, upstreamInsecureSkipVerify: cfg.upstreamInsecureSkipVerify, engines: ENGINES,
+  };
+  if (file['upstreams'] !== undefined && file['upstream'] !== undefined) {
+    throw new ConfigError(`--config ${configFile}: upstreams`, 'give either upstream or upstreams, not both');
+  }
+  const fromFile = file['upstreams'] !== undefined && cfg.upstream === undefined;
+  if (fromFile) {
+    cfg.upstreams = resolveUpstreams(file['upstreams'], defaults, `--config ${configFile}: upstreams`);
+    cfg.upstream = cfg.upstreams[0]!.url;
+    if (cfg.engineMetrics === '') cfg.engineMetrics = cfg.upstreams[0]!.engineMetrics;
+    for (const u of cfg.upstreams) checkTlsFiles({ ...cfg, ...u, upstream: u.url });
+  } else {
+    cfg.upstreams = cfg.upstream ? singleUpstream(cfg.upstream, defaults) : [];
+  }
 }
 
 /**

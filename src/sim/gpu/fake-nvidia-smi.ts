@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * A fake `nvidia-smi` for machines without a GPU (tests, demos, benchmarks): answers
- * `dmon` and `--query-gpu=… --format=csv[,noheader][,nounits]` (and `-L`) in the real
+ * `dmon`, `--query-gpu=… --format=csv[,noheader][,nounits]`, `--query-compute-apps=…` (and `-L`) in the real
  * formats, for FAKE_NVIDIA_SMI_GPUS GPUs of FAKE_NVIDIA_SMI_MODEL, following a simulator's
  * load (FAKE_NVIDIA_SMI_SIM_URL), or replaying a captured dmon file
  * (FAKE_NVIDIA_SMI_REPLAY), with optional faults (FAKE_NVIDIA_SMI_FAULT). See docs/gpu.md.
@@ -12,6 +12,7 @@ import { generated, parsePrefix, replayed, withFault, writeLines, type Line } fr
 import { GPM_COLUMNS, queryCsv, type QueryGpu } from './format.js';
 import { dmonHelp, driverCaps, type DriverCaps } from './driver.js';
 import { LoadSource } from './load.js';
+import { computeAppsCsv } from './compute-apps.js';
 import { findModel, seeded, SimGpu, type Load } from './models.js';
 
 export async function fakeNvidiaSmi(argv: readonly string[], env: NodeJS.ProcessEnv, write: (s: string) => void): Promise<number> {
@@ -30,7 +31,7 @@ export async function fakeNvidiaSmi(argv: readonly string[], env: NodeJS.Process
   const load = new LoadSource(settings.simUrl, settings.load);
   switch (inv.kind) {
     case 'usage':
-      write('fake nvidia-smi (infermeter): supports dmon [-s -o -d -c -i --gpm-metrics --gpm-options -h], --query-gpu=… --format=csv[,noheader][,nounits], -L\n');
+      write('fake nvidia-smi (infermeter): supports dmon [-s -o -d -c -i --gpm-metrics --gpm-options -h], --query-gpu=… --format=csv[,noheader][,nounits], --query-compute-apps=…, -L\n');
       return 0;
     case 'dmon-help':
       write(dmonHelp(caps));
@@ -42,6 +43,13 @@ export async function fakeNvidiaSmi(argv: readonly string[], env: NodeJS.Process
       await load.start(1000);
       load.stop();
       write(queryCsv(inv.fields, gpus.map((g) => queryRow(g, settings, all.length, load.load)), inv.format));
+      return 0;
+    }
+    case 'compute-apps': {
+      const rows = settings.computeApps
+        .filter((a) => a.gpu < all.length && gpus.some((g) => g.index === a.gpu))
+        .map((app) => ({ app, uuid: uuid(settings.seed, app.gpu), busId: busId(app.gpu), name: 'python3' }));
+      write(computeAppsCsv(inv.fields, rows, inv.format));
       return 0;
     }
     case 'dmon':
@@ -82,7 +90,7 @@ function queryRow(g: SimGpu, s: FakeSettings, count: number, load: Load): QueryG
     uuid: uuid(s.seed, g.index),
     name: g.model.name,
     driverVersion: s.driverVersion,
-    pciBusId: `00000000:${(0x18 + g.index * 0x10).toString(16).toUpperCase().padStart(2, '0')}:00.0`,
+    pciBusId: busId(g.index),
     memoryMiB: g.model.memoryMiB,
     powerLimitW: g.model.powerLimitW,
     maxSmClockMHz: g.model.maxSmClockMHz,
@@ -91,6 +99,10 @@ function queryRow(g: SimGpu, s: FakeSettings, count: number, load: Load): QueryG
     reading: g.read(load),
     hbm: g.model.hbm,
   };
+}
+
+function busId(index: number): string {
+  return `00000000:${(0x18 + index * 0x10).toString(16).toUpperCase().padStart(2, '0')}:00.0`;
 }
 
 /** A stable, GPU-shaped UUID per (seed, index). */

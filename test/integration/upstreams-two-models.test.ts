@@ -30,7 +30,7 @@ const pick = (samples: Sample[], name: string, labels: Record<string, string> = 
 test('two engines with different models behind one infermeter: routing, engine series per upstream, GPU join, no duplicate GPU series, merged /v1/models', async () => {
   // A: two sequences at a time, so its queue fills; B: room for every request it gets.
   const a = await spawnSimulator(['--listen', '127.0.0.1:0', '--models', 'model-a', '--speed', '2', '--max-num-seqs', '2', '--output-tokens', '40-60', '--seed', '1']);
-  const b = await spawnSimulator(['--listen', '127.0.0.1:0', '--models', 'model-b', '--speed', '2', '--max-num-seqs', '64', '--output-tokens', '200-300', '--seed', '2']);
+  const b = await spawnSimulator(['--listen', '127.0.0.1:0', '--models', 'model-b', '--speed', '2', '--max-num-seqs', '64', '--output-tokens', '300-400', '--seed', '2']);
   sims.push(a, b);
   const dir = mkdtempSync(join(tmpdir(), 'infermeter-upstreams-'));
   const config = join(dir, 'config.yaml');
@@ -58,7 +58,7 @@ test('two engines with different models behind one infermeter: routing, engine s
     for await (const c of stream) served = c.model || served;
     return served;
   };
-  const load = [...Array.from({ length: 16 }, () => ask('model-a', 30)), ...Array.from({ length: 8 }, () => ask('model-b', 150))];
+  const load = [...Array.from({ length: 16 }, () => ask('model-a', 30)), ...Array.from({ length: 8 }, () => ask('model-b', 250))];
 
   // While loaded: each upstream's engine series are that engine's own (A queues, B does not).
   let done = false;
@@ -123,6 +123,10 @@ test('two engines with different models behind one infermeter: routing, engine s
   for (const s of gpuSeries) seen.set(`${s.name}{gpu=${s.labels['gpu']}}`, (seen.get(`${s.name}{gpu=${s.labels['gpu']}}`) ?? 0) + 1);
   assert.deepEqual([...seen.entries()].filter(([, n]) => n > 1), []);
   assert.equal(pick(samples, 'infermeter_gpu_sm_utilization_ratio').length, 3);
+
+  // The status page lists each GPU under the engine it serves.
+  const status = (await (await request(`${meter.metricsUrl}/api/v1/status`)).body.json()) as { gpus: { gpu: string; upstreams?: string[] }[] };
+  assert.deepEqual(status.gpus.map((g) => [g.gpu, g.upstreams]), [['0', ['engine-a']], ['1', ['engine-a']], ['2', ['engine-b']]]);
 
   console.log(JSON.stringify({
     figures: 'two engines, 16 requests to model-a (max 2 running), 8 to model-b',

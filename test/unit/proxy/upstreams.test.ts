@@ -5,12 +5,13 @@ import { mkdtempSync, mkdirSync, writeFileSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { resolveUpstreams, singleUpstream, localPort, type UpstreamDefaults } from '../../src/lib/upstream-spec.js';
-import { parseProcNetTcp, parseStatPpid, processTreeOnPort, readProcTable, socketInode } from '../../src/lib/proc-ports.js';
-import { joinRows, parseComputeApps, unmatchedGpus } from '../../src/collectors/gpu/attribution.js';
-import { UpstreamSet } from '../../src/proxy/upstreams.js';
-import { resolveConfig, ENGINES } from '../../src/config.js';
-import { ConfigError } from '../../src/errors.js';
+import { resolveUpstreams, singleUpstream, localPort, type UpstreamDefaults } from '../../../src/lib/upstream-spec.js';
+import { parseProcNetTcp, parseStatPpid, processTreeOnPort, readProcTable, socketInode } from '../../../src/lib/proc-ports.js';
+import { joinRows, parseComputeApps, unmatchedGpus } from '../../../src/collectors/gpu/attribution.js';
+import { UpstreamSet } from '../../../src/proxy/upstreams.js';
+import { resolveConfig } from '../../../src/config.js';
+import { ENGINES } from '../../../src/lib/engines.js';
+import { ConfigError } from '../../../src/lib/errors.js';
 
 const D: UpstreamDefaults = {
   engine: 'vllm', engineMetrics: '', connections: 4096, connectTimeout: 10, headersTimeout: 600, idleTimeout: 300,

@@ -205,7 +205,7 @@ export function flagName(spec: OptionSpec): string {
 
 /** Adds every option to a commander command (used for the proxy command). */
 export function addConfigOptions(cmd: Command): Command {
-  cmd.addOption(new Option('--config <file>', 'YAML config file (keys as in the flag table, plus slos and buckets)').env('INFERMETER_CONFIG'));
+  cmd.addOption(new Option('--config <file>', 'YAML config file (keys as in the flag table, plus slos, buckets and upstreams)').env('INFERMETER_CONFIG'));
   for (const spec of OPTIONS) {
     const opt = new Option(spec.flag, `${spec.help} [env ${envName(spec)}]`);
     if (spec.flag.startsWith('--no-')) opt.attributeName = () => spec.key;

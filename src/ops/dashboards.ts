@@ -203,6 +203,17 @@ function gpu(): DashboardSpec {
             { expr: `${M.gpuNvlinkTx}{${INSTANCE}}`, legend: 'tx {{instance}} GPU {{gpu}}' },
           ] },
       ] },
+      { title: 'Per engine (several engines on one node: infermeter_gpu_engine_info)', panels: [
+        { title: 'GPU utilisation per engine', unit: 'percentunit', min: 0, max: 1,
+          description: 'sm% averaged over the GPUs each upstream runs on (the join series ties GPUs to engines: gpus: or the engine\'s own processes). Empty with one upstream and no gpus:.',
+          targets: [{ expr: `avg by (instance, upstream) (${M.gpuUtil}{${INSTANCE}} * on (instance, gpu, uuid) group_left (upstream) ${M.gpuEngine}{${INSTANCE}})`, legend: '{{instance}} {{upstream}}' }] },
+        { title: 'GPU memory used per engine', unit: 'bytes', min: 0,
+          description: 'Frame-buffer memory in use on each upstream\'s GPUs, summed, beside their total.',
+          targets: [
+            { expr: `sum by (instance, upstream) (${M.gpuMemUsed}{${INSTANCE}} * on (instance, gpu, uuid) group_left (upstream) ${M.gpuEngine}{${INSTANCE}})`, legend: 'used {{instance}} {{upstream}}' },
+            { expr: `sum by (instance, upstream) (${M.gpuMemTotal}{${INSTANCE}} * on (instance, gpu, uuid) group_left (upstream) ${M.gpuEngine}{${INSTANCE}})`, legend: 'total {{instance}} {{upstream}}' },
+          ] },
+      ] },
       { title: 'Power, heat and clocks', panels: [
         { title: 'Power draw', unit: 'watt', min: 0, description: 'Board power draw.', targets: [per(M.gpuPower)] },
         { title: 'Temperature', unit: 'celsius', thresholds: [[85, 'red']], description: 'GPU core temperature; the alert fires above 85°C.', targets: [per(M.gpuTemp)] },

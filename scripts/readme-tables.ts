@@ -9,7 +9,7 @@ import type { SloConfig } from '../src/slo/config.js';
 
 export function flagTable(): string {
   const rows = OPTIONS.map((o) => `| \`${flagName(o)}\` | \`${envName(o)}\` | ${o.default === undefined ? '(required)' : o.default === '' ? '' : `\`${o.default}\``} | ${o.help.replace(/\|/g, '\\|')} |`);
-  return ['| flag | environment | default | meaning |', '| --- | --- | --- | --- |', '| `--config` | `INFERMETER_CONFIG` | | YAML config file: keys as the camelCase flag names (e.g. `idleTimeout`), plus `slos` and `buckets` |', '| `--print-config` | | | print the effective configuration, each value with its source (flag, env, file, default; secrets redacted), and exit |', ...rows].join('\n');
+  return ['| flag | environment | default | meaning |', '| --- | --- | --- | --- |', '| `--config` | `INFERMETER_CONFIG` | | YAML config file: keys as the camelCase flag names (e.g. `idleTimeout`), plus `slos`, `buckets` and `upstreams` |', '| `--print-config` | | | print the effective configuration, each value with its source (flag, env, file, default; secrets redacted), and exit |', ...rows].join('\n');
 }
 
 /** Worst-case series counts for README (series-count.ts): per model at defaults, and the 10 models × 20 tenants total. */

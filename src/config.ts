@@ -23,13 +23,17 @@ import { parseSloConfig, thresholdsInBucketSet, type SloConfig } from './slo/con
 import { traceSettings, type TraceSettings } from './lib/trace-env.js';
 import { DEFAULT_IN_FLIGHT_BANDS, DEFAULT_PROMPT_CLASSES, parseBounds } from './metrics/breakdown.js';
 import { TENANT_SOURCES, type TenantSource } from './proxy/tenant.js';
+import { resolveUpstreams, singleUpstream, type UpstreamSpec } from './lib/upstream-spec.js';
 
 /** Engines whose older releases reject an unknown `stream_options` field: no injection unless asked. */
 const ENGINES_WITHOUT_STREAM_OPTIONS = new Set<EngineKind>(['tgi']);
 
 /** Plain data only: the config crosses into the metrics worker by structured clone. */
 export interface Config {
+  /** The first upstream's URL (the one --upstream, or upstreams[0].url). */
   upstream: string;
+  /** Every upstream (the config file's `upstreams:`, or the list of one from --upstream): lib/upstream-spec.ts. */
+  upstreams: UpstreamSpec[];
   listen: HostPort;
   metricsListen: HostPort;
   engine: EngineKind;
@@ -114,7 +118,7 @@ export interface ConfigSources {
   env: Record<string, string>;
 }
 
-type Scalar = Exclude<keyof Config, 'buckets' | 'slos' | 'configFile' | 'sources' | 'tracing' | 'origins'>;
+type Scalar = Exclude<keyof Config, 'buckets' | 'slos' | 'configFile' | 'sources' | 'tracing' | 'origins' | 'upstreams'>;
 
 interface OptionSpec {
   key: Scalar;
@@ -128,7 +132,7 @@ interface OptionSpec {
 
 /** Every flag in one table; README's flag table is generated from it. */
 export const OPTIONS: readonly OptionSpec[] = [
-  { key: 'upstream', flag: '--upstream <url>', help: 'inference server base URL, http or https, without a path (clients keep their /v1/...), e.g. http://127.0.0.1:8000', parse: parseHttpUrl },
+  { key: 'upstream', flag: '--upstream <url>', help: 'inference server base URL (required unless the config file lists upstreams:), http or https, without a path (clients keep their /v1/...), e.g. http://127.0.0.1:8000', parse: parseHttpUrl },
   { key: 'listen', flag: '--listen <host:port>', help: 'proxy listener', default: '0.0.0.0:8080', parse: (v) => parseHostPort(v) },
   { key: 'metricsListen', flag: '--metrics-listen <host:port>', help: 'listener for /metrics (bind to 127.0.0.1 to keep it local)', default: '0.0.0.0:9464', parse: (v) => parseHostPort(v) },
   { key: 'engine', flag: '--engine <kind>', help: `inference engine kind: ${ENGINES.join(', ')}`, default: 'vllm', parse: oneOf(ENGINES) },
@@ -215,7 +219,7 @@ export function flagName(spec: OptionSpec): string {
  * environment and the file itself, so one order holds for every setting.
  */
 export function addConfigOptions(cmd: Command): Command {
-  cmd.addOption(new Option('--config <file>', 'YAML config file (keys as in the flag table, plus slos and buckets)').env('INFERMETER_CONFIG'));
+  cmd.addOption(new Option('--config <file>', 'YAML config file (keys as in the flag table, plus slos, buckets and upstreams)').env('INFERMETER_CONFIG'));
   cmd.addOption(new Option('--print-config', 'print the effective configuration, each value with its source (flag, env, file, default; secrets redacted), and exit'));
   for (const spec of OPTIONS) {
     const opt = new Option(spec.flag, spec.help).env(envName(spec));
@@ -270,7 +274,7 @@ export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.Pr
       raw = spec.default;
       origins[spec.key] = 'default';
     }
-    if (raw === undefined && opts.requireAll === false) continue;
+    if (raw === undefined && (opts.requireAll === false || (spec.key === 'upstream' && file['upstreams'] !== undefined))) continue;
     if (raw === undefined) throw new ConfigError(flag, `is required (${spec.help}); also settable as ${envName(spec)}`);
     try {
       out[spec.key] = spec.parse(String(raw));
@@ -283,6 +287,8 @@ export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.Pr
   cfg.sources = { cli: plainValues(cliValues), env: infermeterEnv(env) };
   origins['slos'] = 'slos' in file ? 'file' : 'default';
   origins['buckets'] = 'buckets' in file ? 'file' : 'default';
+  resolveUpstreamList(cfg, file, configFile);
+  if (file['upstreams'] !== undefined) origins['upstream'] = origins['upstreams'] = 'file';
   cfg.origins = origins;
   checkTlsFiles(cfg);
   if (cfg.engineMetrics === '' && cfg.upstream) cfg.engineMetrics = `${cfg.upstream}/metrics`;
@@ -303,16 +309,40 @@ export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.Pr
   return cfg;
 }
 
-/** Only the keys of the flag table, plus slos and buckets: anything else stops with the same message everywhere. */
+/** Only the keys of the flag table, plus slos, buckets and upstreams: anything else stops with the same message everywhere. */
 function checkFileKeys(file: Record<string, unknown>, configFile: string | null): void {
-  const known = [...OPTIONS.map((o) => o.key), 'slos', 'buckets'];
+  const known = [...OPTIONS.map((o) => o.key), 'slos', 'buckets', 'upstreams'];
   const unknown = Object.keys(file).filter((k) => !known.includes(k));
   if (unknown.length === 0) return;
   const hints = unknown.flatMap((k) => {
     const near = nearest(k, known);
     return near ? [`${k}: did you mean ${near}?`] : [];
   });
-  throw new ConfigError(`--config ${configFile}`, `unknown key(s): ${unknown.join(', ')} (expected keys of the flag table, slos or buckets${hints.length ? `; ${hints.join('; ')}` : ''})`);
+  throw new ConfigError(`--config ${configFile}`, `unknown key(s): ${unknown.join(', ')} (expected keys of the flag table, slos, buckets or upstreams${hints.length ? `; ${hints.join('; ')}` : ''})`);
+}
+
+/**
+ * `upstreams:` from the file, or the list of one from --upstream. With both, the list wins
+ * only if --upstream came from neither flag nor environment (a flag always wins).
+ */
+function resolveUpstreamList(cfg: Config, file: Record<string, unknown>, configFile: string | null): void {
+  const defaults = {
+    engine: cfg.engine, engineMetrics: cfg.engineMetrics, connections: cfg.upstreamConnections, connectTimeout: cfg.connectTimeout,
+    headersTimeout: cfg.headersTimeout, idleTimeout: cfg.idleTimeout, upstreamCa: cfg.upstreamCa, upstreamCert: cfg.upstreamCert,
+    upstreamKey: cfg.upstreamKey, upstreamInsecureSkipVerify: cfg.upstreamInsecureSkipVerify, engines: ENGINES,
+  };
+  if (file['upstreams'] !== undefined && file['upstream'] !== undefined) {
+    throw new ConfigError(`--config ${configFile}: upstreams`, 'give either upstream or upstreams, not both');
+  }
+  const fromFile = file['upstreams'] !== undefined && cfg.upstream === undefined;
+  if (fromFile) {
+    cfg.upstreams = resolveUpstreams(file['upstreams'], defaults, `--config ${configFile}: upstreams`);
+    cfg.upstream = cfg.upstreams[0]!.url;
+    if (cfg.engineMetrics === '') cfg.engineMetrics = cfg.upstreams[0]!.engineMetrics;
+    for (const u of cfg.upstreams) checkTlsFiles({ ...cfg, ...u, upstream: u.url });
+  } else {
+    cfg.upstreams = cfg.upstream ? singleUpstream(cfg.upstream, defaults) : [];
+  }
 }
 
 /**

@@ -31,16 +31,20 @@ export class CollectorRunner {
     for (const entry of entries) {
       if (!entry.enabled(this.config)) continue;
       const log = this.log.child({ collector: entry.name });
-      const collector = entry.create({ registry: this.registry, config: this.config, log });
-      this.up.set({ collector: entry.name }, 0);
-      const state = { collector, timer: undefined as unknown as NodeJS.Timeout, abort: new AbortController(), busy: false, healthy: null as boolean | null };
-      const intervalMs = Math.max(1, entry.interval(this.config) * 1000);
-      const tick = () => void this.runOnce(state, log, intervalMs);
-      state.timer = setInterval(tick, intervalMs);
-      state.timer.unref();
-      this.running.push(state);
-      tick();
+      const made = entry.create({ registry: this.registry, config: this.config, log });
+      for (const collector of Array.isArray(made) ? made : [made]) this.run(collector, collector.labels ? log.child(collector.labels) : log, entry.interval(this.config));
     }
+  }
+
+  private run(collector: Collector, log: Logger, intervalSeconds: number): void {
+    this.up.set(healthLabels(collector), 0);
+    const state = { collector, timer: undefined as unknown as NodeJS.Timeout, abort: new AbortController(), busy: false, healthy: null as boolean | null };
+    const intervalMs = Math.max(1, intervalSeconds * 1000);
+    const tick = () => void this.runOnce(state, log, intervalMs);
+    state.timer = setInterval(tick, intervalMs);
+    state.timer.unref();
+    this.running.push(state);
+    tick();
   }
 
   private async runOnce(
@@ -50,24 +54,24 @@ export class CollectorRunner {
   ): Promise<void> {
     if (state.busy || state.abort.signal.aborted) return; // a slow source never piles up runs
     state.busy = true;
-    const name = state.collector.name;
+    const name = healthLabels(state.collector);
     const started = performance.now();
     const timeout = AbortSignal.timeout(intervalMs * 2);
     try {
       await state.collector.collect(AbortSignal.any([state.abort.signal, timeout]));
-      this.up.set({ collector: name }, 1);
-      this.lastSuccess.set({ collector: name }, Date.now() / 1000);
+      this.up.set(name, 1);
+      this.lastSuccess.set(name, Date.now() / 1000);
       if (state.healthy === false) log.info('collector recovered');
       state.healthy = true;
     } catch (err) {
       if (state.abort.signal.aborted) return;
       const kind = err instanceof CollectorError ? err.kind : timeout.aborted ? 'timeout' : 'error';
-      this.up.set({ collector: name }, 0);
-      this.errors.inc({ collector: name, kind });
+      this.up.set(name, 0);
+      this.errors.inc({ ...name, kind });
       if (state.healthy !== false) log.warn({ err: errMessage(err), kind }, 'collector failed; will keep trying');
       state.healthy = false;
     } finally {
-      this.duration.set({ collector: name }, (performance.now() - started) / 1000);
+      this.duration.set(name, (performance.now() - started) / 1000);
       state.busy = false;
     }
   }
@@ -80,6 +84,10 @@ export class CollectorRunner {
     }
     this.running.length = 0;
   }
+}
+
+function healthLabels(c: Collector): Record<string, string> {
+  return c.labels ? { collector: c.name, ...c.labels } : { collector: c.name };
 }
 
 function errMessage(err: unknown): string {

@@ -4,6 +4,8 @@ import type { EngineKind } from '../lib/engines.js';
 import type { UpstreamTlsFiles } from '../lib/tls.js';
 
 /** What the collectors read of the configuration (config.ts's CollectorOptions carries it; docs/architecture.md). */
+import type { UpstreamSpec } from '../lib/upstream-spec.js';
+
 export interface CollectorOptions extends UpstreamTlsFiles {
   engine: EngineKind;
   nvidiaSmi: string;
@@ -17,6 +19,8 @@ export interface CollectorOptions extends UpstreamTlsFiles {
   collectorGpu: boolean;
   collectorEngine: boolean;
   collectorHost: boolean;
+  /** Every upstream (issue 26): the engine collector scrapes each, the GPU join ties GPUs to them. */
+  upstreams: UpstreamSpec[];
 }
 
 /** What a collector gets to work with. The registry is passed in: no global singletons. */
@@ -33,6 +37,8 @@ export interface CollectorContext {
  */
 export interface Collector {
   readonly name: string;
+  /** Labels besides `collector` on its health series (the engine collector's `upstream`). */
+  readonly labels?: Record<string, string>;
   collect(signal: AbortSignal): Promise<void>;
   close?(): Promise<void> | void;
 }
@@ -42,7 +48,8 @@ export interface CollectorEntry {
   /** Seconds between runs, from config. */
   interval(config: CollectorOptions): number;
   enabled(config: CollectorOptions): boolean;
-  create(ctx: CollectorContext): Collector;
+  /** One collector, or one per source (the engine collector: one per upstream). */
+  create(ctx: CollectorContext): Collector | Collector[];
 }
 
 /** A failed collection, with a bounded `kind` for infermeter_collector_errors_total. */

@@ -28,6 +28,8 @@ export async function startInfermeter(config: Config, log: Logger): Promise<Runn
   installBlockSwitch();
   let proxyPort: number;
   try {
+    // Several upstreams: route by their model lists from the first request on (at most 2 s; at once with one).
+    await app.ready;
     proxyPort = await listenProxy(app, config, config.listen.port);
   } catch (err) {
     sink.stop();
@@ -36,7 +38,7 @@ export async function startInfermeter(config: Config, log: Logger): Promise<Runn
   }
   // Only now may /readyz say yes: a client sent here before this moment would be refused.
   metrics.post({ type: 'proxy-state', source: 0, state: 'listening' });
-  log.info({ proxy: `${config.listen.host}:${proxyPort}`, metrics: `${config.metricsListen.host}:${metricsPort}`, upstream: config.upstream, engine: config.engine, workers: 1 }, 'infermeter ready');
+  log.info({ proxy: `${config.listen.host}:${proxyPort}`, metrics: `${config.metricsListen.host}:${metricsPort}`, upstream: config.upstream, engine: config.engine, workers: 1, ...(config.upstreams.length > 1 ? { upstreams: config.upstreams.map((u) => u.name) } : {}) }, 'infermeter ready');
 
   let closing: Promise<void> | null = null;
   return {

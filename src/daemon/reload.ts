@@ -30,7 +30,10 @@ export function reresolve(current: Config): ReloadOutcome {
 /** Flags whose new value differs but takes a restart (listeners, upstream, workers, TLS, timeouts, ...). */
 export function restartNeeded(a: Config, b: Config): string[] {
   const live = new Set<string>(LIVE_KEYS);
-  return OPTIONS.filter((o) => !live.has(o.key) && JSON.stringify(a[o.key]) !== JSON.stringify(b[o.key])).map(flagName);
+  const flags = OPTIONS.filter((o) => !live.has(o.key) && JSON.stringify(a[o.key]) !== JSON.stringify(b[o.key])).map(flagName);
+  // The upstream list (issue 26) is restart-only too: pools, collectors and labels are built from it once.
+  if (JSON.stringify(a.upstreams) !== JSON.stringify(b.upstreams) && !flags.includes('--upstream')) flags.push('upstreams');
+  return flags;
 }
 
 /**

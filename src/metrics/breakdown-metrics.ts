@@ -4,7 +4,7 @@
  * moment, as the semconv histograms (prometheus.ts); classic buckets only.
  */
 import type { Registry } from 'prom-client';
-import { BREAKDOWN_METRICS, TENANT_LABEL } from './catalog.js';
+import { BREAKDOWN_METRICS, TENANT_LABEL, UPSTREAM_LABEL } from './catalog.js';
 import { type BucketSet, type MetricDef } from '../lib/metric-def.js';
 import { SeriesHistogram, type HistogramSeries } from './histogram.js';
 import { Bands, UNKNOWN_CLASS } from './breakdown.js';
@@ -20,8 +20,8 @@ export interface BreakdownSettings {
 }
 
 /** A def's labels as this process exports them: `tenant` only where the settings put it. */
-export function exportedLabels(d: MetricDef, withTenant: boolean): string[] {
-  return d.labels.filter((l) => l !== TENANT_LABEL || withTenant);
+export function exportedLabels(d: MetricDef, withTenant: boolean, withUpstream = false): string[] {
+  return d.labels.filter((l) => (l !== TENANT_LABEL || withTenant) && (l !== UPSTREAM_LABEL || withUpstream));
 }
 
 /** One label set's breakdown series, by class or band index, made on first use. */
@@ -42,12 +42,12 @@ export class BreakdownHistograms {
   private readonly tpot: SeriesHistogram;
   private readonly chunk: SeriesHistogram;
 
-  constructor(registry: Registry, buckets: Record<BucketSet, number[]>, settings: BreakdownSettings, withTenant: boolean) {
+  constructor(registry: Registry, buckets: Record<BucketSet, number[]>, settings: BreakdownSettings, withTenant: boolean, withUpstream = false) {
     this.classes = new Bands(settings.promptTokensClasses);
     this.bands = new Bands(settings.inFlightBands);
     const make = (name: Name) => {
       const d = BREAKDOWN_METRICS.find((m) => m.name === name)!;
-      return new SeriesHistogram(d.name, d.help, exportedLabels(d, withTenant), buckets[d.buckets], registry);
+      return new SeriesHistogram(d.name, d.help, exportedLabels(d, withTenant, withUpstream), buckets[d.buckets], registry);
     };
     this.ttft = make('infermeter_time_to_first_token_by_prompt_seconds');
     this.ttfo = make('infermeter_time_to_first_output_by_prompt_seconds');

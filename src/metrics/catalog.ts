@@ -15,23 +15,25 @@ export const REQUEST_LABELS = ['gen_ai_operation_name', 'gen_ai_provider_name', 
 
 /** The tenant label (--tenant-from / --tenant-header): on counters when tenants are on, on histograms only with --tenant-histograms. */
 export const TENANT_LABEL = 'tenant';
+/** Only with more than one upstream (README: the label sets): which engine served the request ('none': answered by infermeter). */
+export const UPSTREAM_LABEL = 'upstream';
 
 export const REQUEST_METRICS = [
-  { name: 'gen_ai_server_time_to_first_token_seconds', type: 'histogram', unit: 's', buckets: 'ttft', labels: [...REQUEST_LABELS, TENANT_LABEL], source: 'proxy',
+  { name: 'gen_ai_server_time_to_first_token_seconds', type: 'histogram', unit: 's', buckets: 'ttft', labels: [...REQUEST_LABELS, UPSTREAM_LABEL, TENANT_LABEL], source: 'proxy',
     help: 'Time to first token (TTFT): first chunk carrying a generated token of any kind (content, reasoning, tool call, text) minus the time the proxy received the request. ok streaming requests only.' },
-  { name: 'infermeter_time_to_first_output_seconds', type: 'histogram', unit: 's', buckets: 'ttft', labels: [...REQUEST_LABELS, TENANT_LABEL], source: 'proxy',
+  { name: 'infermeter_time_to_first_output_seconds', type: 'histogram', unit: 's', buckets: 'ttft', labels: [...REQUEST_LABELS, UPSTREAM_LABEL, TENANT_LABEL], source: 'proxy',
     help: 'Time to first output (TTFO): first chunk with visible content, text or tool calls minus request receipt; differs from TTFT for reasoning models. ok streaming requests only.' },
-  { name: 'gen_ai_server_time_per_output_token_seconds', type: 'histogram', unit: 's', buckets: 'tpot', labels: [...REQUEST_LABELS, TENANT_LABEL], source: 'proxy',
+  { name: 'gen_ai_server_time_per_output_token_seconds', type: 'histogram', unit: 's', buckets: 'tpot', labels: [...REQUEST_LABELS, UPSTREAM_LABEL, TENANT_LABEL], source: 'proxy',
     help: 'Time per output token (TPOT): (E2E - TTFT) / (output_tokens - 1), for ok streaming requests with at least 2 output tokens.' },
-  { name: 'gen_ai_server_request_duration_seconds', type: 'histogram', unit: 's', buckets: 'e2e', labels: [...REQUEST_LABELS, TENANT_LABEL], source: 'proxy',
+  { name: 'gen_ai_server_request_duration_seconds', type: 'histogram', unit: 's', buckets: 'e2e', labels: [...REQUEST_LABELS, UPSTREAM_LABEL, TENANT_LABEL], source: 'proxy',
     help: 'End-to-end latency (E2E): last byte of the upstream response minus request receipt. ok requests only.' },
-  { name: 'infermeter_inter_chunk_latency_seconds', type: 'histogram', unit: 's', buckets: 'chunk', labels: [...REQUEST_LABELS, TENANT_LABEL], source: 'proxy',
+  { name: 'infermeter_inter_chunk_latency_seconds', type: 'histogram', unit: 's', buckets: 'chunk', labels: [...REQUEST_LABELS, UPSTREAM_LABEL, TENANT_LABEL], source: 'proxy',
     help: 'Gap between consecutive token-bearing chunks of a stream (a chunk may hold several tokens under speculative decoding).' },
-  { name: 'gen_ai_client_token_usage', type: 'histogram', unit: '{token}', buckets: 'tokens', labels: [...REQUEST_LABELS, 'gen_ai_token_type', TENANT_LABEL], source: 'proxy',
+  { name: 'gen_ai_client_token_usage', type: 'histogram', unit: '{token}', buckets: 'tokens', labels: [...REQUEST_LABELS, UPSTREAM_LABEL, 'gen_ai_token_type', TENANT_LABEL], source: 'proxy',
     help: 'Tokens per request, by gen_ai_token_type (input, output).' },
-  { name: 'infermeter_requests_total', type: 'counter', unit: '{request}', labels: [...REQUEST_LABELS, 'route', 'outcome', TENANT_LABEL], source: 'proxy',
+  { name: 'infermeter_requests_total', type: 'counter', unit: '{request}', labels: [...REQUEST_LABELS, UPSTREAM_LABEL, 'route', 'outcome', TENANT_LABEL], source: 'proxy',
     help: 'Requests forwarded, by route and outcome (exactly one outcome per request).' },
-  { name: 'infermeter_tokens_total', type: 'counter', unit: '{token}', labels: [...REQUEST_LABELS, 'gen_ai_token_type', TENANT_LABEL], source: 'proxy',
+  { name: 'infermeter_tokens_total', type: 'counter', unit: '{token}', labels: [...REQUEST_LABELS, UPSTREAM_LABEL, 'gen_ai_token_type', TENANT_LABEL], source: 'proxy',
     help: 'Tokens of metered requests, partial streams included, by gen_ai_token_type: input, output, and where the server reports them cached_input (usage.prompt_tokens_details.cached_tokens, part of input) and reasoning (usage.completion_tokens_details.reasoning_tokens, part of output); rate() gives tokens/s.' },
   { name: 'infermeter_output_token_source_total', type: 'counter', unit: '{request}', labels: ['source'], source: 'proxy',
     help: 'Metered requests by where the output-token count came from: usage (the server said), chunks (counted token-bearing chunks, no usage available), none.' },
@@ -57,13 +59,13 @@ export const REQUEST_METRICS = [
  * conventions define them. Classic buckets only (no native histogram, no OTLP instrument).
  */
 export const BREAKDOWN_METRICS = [
-  { name: 'infermeter_time_to_first_token_by_prompt_seconds', type: 'histogram', unit: 's', buckets: 'ttft_by_prompt', labels: [...REQUEST_LABELS, 'prompt_tokens_le', TENANT_LABEL], source: 'proxy',
+  { name: 'infermeter_time_to_first_token_by_prompt_seconds', type: 'histogram', unit: 's', buckets: 'ttft_by_prompt', labels: [...REQUEST_LABELS, UPSTREAM_LABEL, 'prompt_tokens_le', TENANT_LABEL], source: 'proxy',
     help: 'TTFT by prompt class: prompt_tokens_le is the upper bound of the class holding usage.prompt_tokens (--prompt-tokens-classes), or unknown. ok streaming requests only.' },
-  { name: 'infermeter_time_to_first_output_by_prompt_seconds', type: 'histogram', unit: 's', buckets: 'ttft_by_prompt', labels: [...REQUEST_LABELS, 'prompt_tokens_le', TENANT_LABEL], source: 'proxy',
+  { name: 'infermeter_time_to_first_output_by_prompt_seconds', type: 'histogram', unit: 's', buckets: 'ttft_by_prompt', labels: [...REQUEST_LABELS, UPSTREAM_LABEL, 'prompt_tokens_le', TENANT_LABEL], source: 'proxy',
     help: 'TTFO by prompt class (prompt_tokens_le as for the TTFT breakdown). ok streaming requests only.' },
-  { name: 'infermeter_time_per_output_token_by_concurrency_seconds', type: 'histogram', unit: 's', buckets: 'tpot_by_concurrency', labels: [...REQUEST_LABELS, 'in_flight_le', TENANT_LABEL], source: 'proxy',
+  { name: 'infermeter_time_per_output_token_by_concurrency_seconds', type: 'histogram', unit: 's', buckets: 'tpot_by_concurrency', labels: [...REQUEST_LABELS, UPSTREAM_LABEL, 'in_flight_le', TENANT_LABEL], source: 'proxy',
     help: 'TPOT by concurrency: in_flight_le is the upper bound of the band (--in-flight-bands) holding the generation requests in flight on the machine when this one\'s first token arrived.' },
-  { name: 'infermeter_inter_chunk_latency_by_concurrency_seconds', type: 'histogram', unit: 's', buckets: 'tpot_by_concurrency', labels: [...REQUEST_LABELS, 'in_flight_le', TENANT_LABEL], source: 'proxy',
+  { name: 'infermeter_inter_chunk_latency_by_concurrency_seconds', type: 'histogram', unit: 's', buckets: 'tpot_by_concurrency', labels: [...REQUEST_LABELS, UPSTREAM_LABEL, 'in_flight_le', TENANT_LABEL], source: 'proxy',
     help: 'Inter-chunk latency by concurrency band (in_flight_le as for the TPOT breakdown).' },
 ] as const satisfies readonly MetricDef[];
 

@@ -40,6 +40,8 @@ export class ModelLabels {
       answered?: () => void;
       /** The configured --engine: a list revealing another engine is said once. */
       engine?: string;
+      /** The other upstreams (issue 26): the label set is the union of every upstream's list. */
+      others?: { url: string; dispatcher?: Dispatcher }[];
     },
   ) {
     if (opts.allowlist.length > 0) this.known = new Set(opts.allowlist.slice(0, MAX_MODELS));
@@ -158,8 +160,20 @@ export class ModelLabels {
   }
 
   private async fetchModels(): Promise<string[]> {
-    const res = await request(`${this.opts.upstream}/v1/models`, { headersTimeout: 5000, bodyTimeout: 5000, dispatcher: this.opts.dispatcher });
-    this.opts.answered?.();
+    const others = this.opts.others ?? [];
+    if (others.length === 0) return this.fetchFrom(this.opts.upstream, this.opts.dispatcher, this.opts.answered);
+    const lists = await Promise.allSettled([
+      this.fetchFrom(this.opts.upstream, this.opts.dispatcher, this.opts.answered),
+      ...others.map((o) => this.fetchFrom(o.url, o.dispatcher)),
+    ]);
+    const ok = lists.filter((l): l is PromiseFulfilledResult<string[]> => l.status === 'fulfilled');
+    if (ok.length === 0) throw (lists[0] as PromiseRejectedResult).reason;
+    return [...new Set(ok.flatMap((l) => l.value))];
+  }
+
+  private async fetchFrom(upstream: string, dispatcher: Dispatcher | undefined, answered?: () => void): Promise<string[]> {
+    const res = await request(`${upstream}/v1/models`, { headersTimeout: 5000, bodyTimeout: 5000, dispatcher });
+    answered?.();
     if (res.statusCode !== 200) {
       await res.body.dump();
       throw new Error(`status ${res.statusCode}`);

@@ -3,7 +3,7 @@
  * metrics side (worker thread), never on the proxy's event loop.
  */
 import { Gauge, type Registry } from 'prom-client';
-import { REQUEST_METRICS, TENANT_LABEL } from './catalog.js';
+import { REQUEST_METRICS, TENANT_LABEL, UPSTREAM_LABEL } from './catalog.js';
 import { gauge, type BucketSet, type MetricDef } from '../lib/metric-def.js';
 import { SeriesHistogram, type HistogramSeries } from './histogram.js';
 import { SeriesCounter } from './counter.js';
@@ -24,12 +24,22 @@ function def<N extends Def['name']>(name: N): ByName<N> {
   return REQUEST_METRICS.find((d) => d.name === name) as ByName<N>;
 }
 
-export function histogram(registry: Registry, d: MetricDef, buckets: Record<BucketSet, number[]>, withTenant = false): SeriesHistogram {
-  return new SeriesHistogram(d.name, d.help, exportedLabels(d, withTenant), buckets[d.buckets!], registry);
+export function histogram(registry: Registry, d: MetricDef, buckets: Record<BucketSet, number[]>, withTenant = false, withUpstream = false): SeriesHistogram {
+  return new SeriesHistogram(d.name, d.help, exportedLabels(d, withTenant, withUpstream), buckets[d.buckets!], registry);
 }
-export function counter(registry: Registry, d: MetricDef, withTenant = false): SeriesCounter {
-  return new SeriesCounter(d.name, d.help, exportedLabels(d, withTenant), registry);
+export function counter(registry: Registry, d: MetricDef, withTenant = false, withUpstream = false): SeriesCounter {
+  return new SeriesCounter(d.name, d.help, exportedLabels(d, withTenant, withUpstream), registry);
 }
+
+/** What the request labels need of each upstream: its label value and engine kind (gen_ai_provider_name). */
+export interface UpstreamLabel {
+  name: string;
+  engine: string;
+}
+
+/** The `upstream` value of a record that no upstream served (the merged /v1/models, a refused body). */
+export const NO_UPSTREAM = 'none';
+
 const GENERATION_OPERATIONS = new Set(['chat', 'text_completion']);
 
 export interface ExemplarPolicy {
@@ -70,8 +80,13 @@ export function nativeOptionsFrom(config: NativeHistogramOptions): NativeOptions
   return nativeOptions(config.nativeHistogramBucketFactor, { maxBuckets: config.nativeHistogramMaxBuckets, minResetSeconds: config.nativeHistogramMinResetDuration });
 }
 
-/** The breakdown and tenant settings (issue 17): the metrics side's config object, read as it is. */
+/**
+ * The breakdown and tenant settings (issue 17) and the upstreams (issue 26): the metrics side's
+ * config object, read as it is. More than one upstream puts the `upstream` label on the request metrics.
+ */
 export type RequestMetricsSettings = BreakdownSettings & TenantSettings;
+/** More than one upstream puts the `upstream` label on the request metrics. */
+export type WithUpstreams = { upstreams?: readonly UpstreamLabel[] };
 
 const DEFAULT_SETTINGS: RequestMetricsSettings = {
   promptTokensClasses: [...DEFAULT_PROMPT_CLASSES], inFlightBands: [...DEFAULT_IN_FLIGHT_BANDS], tenantHistograms: false, tenantFrom: 'none', tenantLimit: 20,
@@ -111,6 +126,8 @@ export class RequestMetrics {
   private readonly tenantHistograms: boolean;
   /** operation → model label (and tenant, when histograms carry it) → Bound: no label object per request once seen. */
   private readonly bound = new Map<string, Map<string, Bound>>();
+  /** Several upstreams: their labels by record index; null with one (no upstream label at all). */
+  private readonly upstreams: readonly UpstreamLabel[] | null;
 
   constructor(
     registry: Registry,
@@ -121,7 +138,7 @@ export class RequestMetrics {
     native: NativeOptions = nativeOptions(),
     /** null: no exemplars (tracing off: there would be no trace to link to). */
     private readonly exemplars: ExemplarPolicy | null = null,
-    settings: RequestMetricsSettings = DEFAULT_SETTINGS,
+    settings: RequestMetricsSettings & WithUpstreams = DEFAULT_SETTINGS,
   ) {
     this.natives = new NativeHistograms(native);
     attachNativeHistograms(registry, this.natives);
@@ -129,15 +146,17 @@ export class RequestMetrics {
     // Label names are fixed per metric for the life of the registry: decided here, once.
     const tc = (this.tenantCounters = settings.tenantFrom !== 'none');
     const th = (this.tenantHistograms = tc && settings.tenantHistograms);
-    this.ttft = histogram(registry, def('gen_ai_server_time_to_first_token_seconds'), buckets, th);
-    this.ttfo = histogram(registry, def('infermeter_time_to_first_output_seconds'), buckets, th);
-    this.tpot = histogram(registry, def('gen_ai_server_time_per_output_token_seconds'), buckets, th);
-    this.e2e = histogram(registry, def('gen_ai_server_request_duration_seconds'), buckets, th);
-    this.chunk = histogram(registry, def('infermeter_inter_chunk_latency_seconds'), buckets, th);
-    this.tokenUsage = histogram(registry, def('gen_ai_client_token_usage'), buckets, th);
-    this.breakdown = new BreakdownHistograms(registry, buckets, settings, th);
-    this.requests = counter(registry, def('infermeter_requests_total'), tc);
-    this.tokens = counter(registry, def('infermeter_tokens_total'), tc);
+    const up = (settings.upstreams?.length ?? 0) > 1;
+    this.upstreams = up ? settings.upstreams! : null;
+    this.ttft = histogram(registry, def('gen_ai_server_time_to_first_token_seconds'), buckets, th, up);
+    this.ttfo = histogram(registry, def('infermeter_time_to_first_output_seconds'), buckets, th, up);
+    this.tpot = histogram(registry, def('gen_ai_server_time_per_output_token_seconds'), buckets, th, up);
+    this.e2e = histogram(registry, def('gen_ai_server_request_duration_seconds'), buckets, th, up);
+    this.chunk = histogram(registry, def('infermeter_inter_chunk_latency_seconds'), buckets, th, up);
+    this.tokenUsage = histogram(registry, def('gen_ai_client_token_usage'), buckets, th, up);
+    this.breakdown = new BreakdownHistograms(registry, buckets, settings, th, up);
+    this.requests = counter(registry, def('infermeter_requests_total'), tc, up);
+    this.tokens = counter(registry, def('infermeter_tokens_total'), tc, up);
     this.tokenSource = counter(registry, def('infermeter_output_token_source_total'));
     this.meteringFailures = counter(registry, def('infermeter_metering_failures_total'));
     this.inFlight = gauge(registry, def('infermeter_requests_in_flight'));
@@ -216,13 +235,18 @@ export class RequestMetrics {
     batch.records.forEach((r, i) => this.record(r, batch.verdicts?.[i]));
   }
 
-  private bind(operation: string, model: string, tenant: string): Bound {
+  private bind(operation: string, model: string, tenant: string, upstream: number): Bound {
     let byModel = this.bound.get(operation);
     if (!byModel) this.bound.set(operation, (byModel = new Map()));
-    const key = this.tenantCounters ? model + '\u0000' + tenant : model;
+    const ups = this.upstreams;
+    let key = this.tenantCounters ? model + '\u0000' + tenant : model;
+    if (ups) key += '\u0001' + upstream;
     let b = byModel.get(key);
     if (!b) {
-      const request = { gen_ai_operation_name: operation, gen_ai_provider_name: this.provider, gen_ai_request_model: model };
+      const u = ups ? ups[upstream] : undefined;
+      const request: Record<string, string> = ups
+        ? { gen_ai_operation_name: operation, gen_ai_provider_name: u?.engine ?? this.provider, gen_ai_request_model: model, [UPSTREAM_LABEL]: u?.name ?? NO_UPSTREAM }
+        : { gen_ai_operation_name: operation, gen_ai_provider_name: this.provider, gen_ai_request_model: model };
       const counterLabels = this.tenantCounters ? { ...request, [TENANT_LABEL]: tenant } : request;
       const labels = this.tenantHistograms ? counterLabels : request;
       const series = (name: Def['name']) => this.natives.series(name, labels);
@@ -255,7 +279,7 @@ export class RequestMetrics {
   record(r: RequestRecord, judged?: Verdict[] | null): void {
     const model = this.modelLabel(r.model);
     const tenant = this.tenantCounters ? this.tenants.label(r.tenant) : '';
-    const bound = this.bind(r.operation, model, tenant);
+    const bound = this.bind(r.operation, model, tenant, r.upstream);
     const labels = bound.counterLabels;
     this.requests.inc({ ...labels, route: r.route, outcome: r.outcome });
     if (r.meteringFailure) this.meteringFailures.inc({ reason: r.meteringFailure });

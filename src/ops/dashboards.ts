@@ -162,6 +162,12 @@ function overview(slos: SloConfig): DashboardSpec {
   };
 }
 
+/** A GPU gauge aggregated per upstream through the join series; an instance without it gets one `upstream="all GPUs"` line. */
+function perEngine(agg: 'avg' | 'sum', metric: string): string {
+  const joined = `${agg} by (instance, upstream) (${metric}{${INSTANCE}} * on (instance, gpu, uuid) group_left (upstream) ${M.gpuEngine}{${INSTANCE}})`;
+  return `${joined} or on (instance) label_replace(${agg} by (instance) (${metric}{${INSTANCE}}), "upstream", "all GPUs", "", "")`;
+}
+
 function gpu(): DashboardSpec {
   const per = (metric: string) => ({ expr: `${metric}{${INSTANCE}}`, legend: '{{instance}} GPU {{gpu}}' });
   return {
@@ -201,6 +207,17 @@ function gpu(): DashboardSpec {
           targets: [
             { expr: `${M.gpuNvlinkRx}{${INSTANCE}}`, legend: 'rx {{instance}} GPU {{gpu}}' },
             { expr: `${M.gpuNvlinkTx}{${INSTANCE}}`, legend: 'tx {{instance}} GPU {{gpu}}' },
+          ] },
+      ] },
+      { title: 'Per engine (several engines on one node: infermeter_gpu_engine_info)', panels: [
+        { title: 'GPU utilisation per engine', unit: 'percentunit', min: 0, max: 1,
+          description: 'sm% averaged over the GPUs each upstream runs on (the join series ties GPUs to engines: gpus: or the engine\'s own processes). Where no GPU is tied to an engine (one upstream), one line over all GPUs.',
+          targets: [{ expr: perEngine('avg', M.gpuUtil), legend: '{{instance}} {{upstream}}' }] },
+        { title: 'GPU memory used per engine', unit: 'bytes', min: 0,
+          description: 'Frame-buffer memory in use on each upstream\'s GPUs, summed, beside their total (one line over all GPUs where none is tied to an engine).',
+          targets: [
+            { expr: perEngine('sum', M.gpuMemUsed), legend: 'used {{instance}} {{upstream}}' },
+            { expr: perEngine('sum', M.gpuMemTotal), legend: 'total {{instance}} {{upstream}}' },
           ] },
       ] },
       { title: 'Power, heat and clocks', panels: [

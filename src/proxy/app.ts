@@ -9,7 +9,6 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { Pool } from 'undici';
 import type { Logger } from 'pino';
 import type { RecordSink } from '../record/sink.js';
 import { InfermeterError } from '../lib/errors.js';
@@ -19,6 +18,8 @@ import { routeFor } from '../record/routes.js';
 import { listenerTls, upstreamConnectOptions, type UpstreamTlsFiles } from '../lib/tls.js';
 import { TracePropagator } from './trace-context.js';
 import type { TraceSettings } from '../lib/trace-env.js';
+import { UpstreamSet } from './upstreams.js';
+import type { UpstreamSpec } from '../lib/upstream-spec.js';
 
 /** Methods forwarded; anything else (TRACE, CONNECT, WebDAV verbs) is refused with 405. */
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']);
@@ -26,13 +27,19 @@ const ALLOW = [...METHODS].join(', ');
 
 export interface App {
   server: Server;
-  pool: Pool;
+  upstreams: UpstreamSet;
+  /** Resolves once every upstream's model list was read once (at once with one upstream: nothing to route). */
+  ready: Promise<void>;
   /** Stops taking requests (new ones on open connections get 503) and resolves once every in-flight exchange has ended. */
   close(): Promise<void>;
 }
 
 /** What the proxy reads of the configuration (config.ts's Config carries it; docs/architecture.md). */
 export interface ProxyOptions extends UpstreamTlsFiles, TenantOptions {
+  /** Every upstream (issue 26); the list of one for a single --upstream. */
+  upstreams: UpstreamSpec[];
+  /** Seconds between reads of each upstream's /v1/models (routing; only with several). */
+  modelsRefresh: number;
   upstreamConnections: number;
   /** Seconds, as every timeout in the config. */
   connectTimeout: number;
@@ -46,18 +53,15 @@ export interface ProxyOptions extends UpstreamTlsFiles, TenantOptions {
 }
 
 export function buildApp(config: ProxyOptions, sink: RecordSink, log: Logger): App {
-  const upstream = new URL(config.upstream);
-  const pool = new Pool(upstream.origin, {
-    connections: config.upstreamConnections,
-    connectTimeout: config.connectTimeout * 1000,
-    headersTimeout: config.headersTimeout * 1000,
-    bodyTimeout: config.idleTimeout * 1000,
-    keepAliveTimeout: 4_000,
-    connect: upstreamConnectOptions(config),
+  const upstreams = new UpstreamSet({
+    specs: config.upstreams,
+    connect: (spec) => upstreamConnectOptions({ ...spec, upstream: spec.url }),
+    refreshSeconds: config.modelsRefresh,
+    log,
   });
+  const ready = upstreams.start();
   const ctx: ProxyContext = {
-    pool,
-    basePath: upstream.pathname === '/' ? '' : upstream.pathname,
+    upstreams,
     injectUsage: config.injectUsage,
     bodyLimit: config.bodyLimit,
     sink,
@@ -107,7 +111,8 @@ export function buildApp(config: ProxyOptions, sink: RecordSink, log: Logger): A
 
   return {
     server,
-    pool,
+    upstreams,
+    ready,
     async close() {
       closing = true;
       const exchanges = inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => (drained = resolve));
@@ -115,7 +120,7 @@ export function buildApp(config: ProxyOptions, sink: RecordSink, log: Logger): A
       server.closeIdleConnections();
       await exchanges;
       await listener;
-      await pool.close();
+      await upstreams.close();
     },
   };
 }

@@ -4,7 +4,7 @@
  * Every path through here ends in exactly one `finish()`, hence exactly one outcome.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Dispatcher, Pool } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import { InfermeterError, errorCode, isTimeout, upstreamError } from '../lib/errors.js';
 import type { Outcome } from '../record/record.js';
@@ -16,11 +16,11 @@ import type { RouteInfo } from '../record/routes.js';
 import type { TenantReader } from './tenant.js';
 import { SseFramer } from '../lib/sse.js';
 import { TracePropagator } from './trace-context.js';
+import type { Upstream, UpstreamSet } from './upstreams.js';
 
 export interface ProxyContext {
-  pool: Pool;
-  /** Path prefix of the configured upstream URL ('' for none). */
-  basePath: string;
+  /** Where requests go (upstreams.ts): the list of one for a single --upstream. */
+  upstreams: UpstreamSet;
   injectUsage: boolean;
   bodyLimit: number;
   sink: RecordSink;
@@ -33,6 +33,8 @@ export interface ProxyContext {
 
 /** Socket errors on a reused keep-alive connection that closed under us (llama-server does this). */
 const RETRYABLE = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+/** The upstream took none of the request: another replica may have it (several upstreams only). */
+const REFUSED = new Set(['ECONNREFUSED']);
 
 /**
  * The exchange is its own undici dispatch handler: response bytes go from undici's parser
@@ -59,6 +61,9 @@ export class Exchange implements Dispatcher.DispatchHandler {
   private framer: SseFramer | null = null;
   private collectJson = false;
   private awaitingDrain = false;
+  /** The upstream this request went to (null until dispatched); it counts the request in flight until finish(). */
+  private upstream: Upstream | null = null;
+  private failedOver = false;
 
   constructor(
     private readonly ctx: ProxyContext,
@@ -105,12 +110,29 @@ export class Exchange implements Dispatcher.DispatchHandler {
     if (this.ctx.trace) TracePropagator.rewrite(this.headers, this.meter);
     this.body = body;
     this.replayable = Buffer.isBuffer(body) || body === null;
+    const upstreams = this.ctx.upstreams;
+    if (upstreams.routed && this.route.route === 'models') {
+      const model = modelInPath(this.path);
+      if (model === null && this.req.method === 'GET') return this.answerMergedModels();
+      this.model = model ?? '';
+    }
+    this.upstream = upstreams.pick(this.model);
+    this.upstream.inFlight++;
     this.dispatch();
   }
 
+  /** GET /v1/models with several upstreams: every upstream's list in one, as one engine would answer. */
+  private answerMergedModels(): void {
+    const body = this.ctx.upstreams.mergedModels();
+    this.status = 200;
+    this.res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length }).end(body);
+    this.finish('ok', performance.now(), null);
+  }
+
   private dispatch(): void {
+    const upstream = this.upstream!;
     try {
-      this.ctx.pool.dispatch({ path: this.ctx.basePath + this.path, method: this.req.method as Dispatcher.HttpMethod, headers: this.headers, body: this.body }, this);
+      upstream.pool.dispatch({ path: upstream.basePath + this.path, method: this.req.method as Dispatcher.HttpMethod, headers: this.headers, body: this.body }, this);
     } catch (err) {
       // undici refuses the request outright (a header value it cannot send, say).
       this.reject(upstreamError(err));
@@ -207,12 +229,33 @@ export class Exchange implements Dispatcher.DispatchHandler {
         process.nextTick(() => (this.clientGone ? this.finish('client_abort', -1, null) : this.dispatch()));
         return;
       }
+      if (this.failOver(err)) return;
       return this.reject(upstreamError(err));
     }
     // Headers are out: the only honest signal left is to cut the client's stream short.
     this.ctx.log.warn({ code: errorCode(err), route: this.route.route }, 'upstream stream broke');
     this.res.destroy();
     this.finish(isTimeout(err) ? 'upstream_timeout' : 'stream_error', -1, errorCode(err));
+  }
+
+  /**
+   * A refused connection sent nothing to that upstream: with several upstreams, it is routed
+   * around from now on, and this request goes (once) to another upstream serving its model.
+   */
+  private failOver(err: Error): boolean {
+    const upstreams = this.ctx.upstreams;
+    if (!upstreams.routed || this.failedOver || !this.replayable || !REFUSED.has(errorCode(err))) return false;
+    const failed = this.upstream!;
+    upstreams.markDown(failed);
+    const next = upstreams.alternative(this.model, failed);
+    if (!next) return false;
+    this.failedOver = true;
+    failed.inFlight--;
+    next.inFlight++;
+    this.upstream = next;
+    this.controller = null;
+    process.nextTick(() => (this.clientGone ? this.finish('client_abort', -1, null) : this.dispatch()));
+    return true;
   }
 
   private readonly onClientClose = (): void => {
@@ -293,6 +336,8 @@ export class Exchange implements Dispatcher.DispatchHandler {
     if (this.finished) return;
     this.finished = true;
     this.res.off('close', this.onClientClose);
+    const upstream = this.upstream;
+    if (upstream) upstream.inFlight--;
     this.ctx.sink.finished(
       this.meter.toRecord({
         route: this.route.route,
@@ -305,8 +350,20 @@ export class Exchange implements Dispatcher.DispatchHandler {
         errorType,
         tenant: this.ctx.tenant(this.req.headers),
         modelAdmitted: this.modelAdmitted,
+        upstream: upstream ? upstream.index : -1,
       }),
     );
+  }
+}
+
+/** The model a `/v1/models/<id>` path names (null for the list itself). */
+function modelInPath(path: string): string | null {
+  const m = /^\/v1\/models\/([^?]+)/.exec(path);
+  if (!m) return null;
+  try {
+    return decodeURIComponent(m[1]!);
+  } catch {
+    return m[1]!;
   }
 }
 

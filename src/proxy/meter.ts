@@ -195,7 +195,7 @@ export class RequestMeter {
     if (f.error) this.sawErrorEvent = true;
   }
 
-  toRecord(base: { route: string; operation: string; model: string; status: number; streamed: boolean; outcome: Outcome; end: number; errorType: string | null; tenant: string | null; modelAdmitted?: boolean }): RequestRecord {
+  toRecord(base: { route: string; operation: string; model: string; status: number; streamed: boolean; outcome: Outcome; end: number; errorType: string | null; tenant: string | null; modelAdmitted?: boolean; upstream?: number }): RequestRecord {
     const ok = base.outcome === 'ok';
     let tokenSource: TokenSource = 'none';
     let outputTokens = 0;
@@ -209,6 +209,7 @@ export class RequestMeter {
     const sec = (t: number) => (t < 0 ? -1 : (t - this.t0) / 1000);
     return {
       route: base.route,
+      upstream: base.upstream ?? -1,
       operation: base.operation,
       model: base.model,
       outcome: base.outcome,

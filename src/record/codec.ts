@@ -9,7 +9,7 @@
  *   u8 outcome · u8 token source · u8 metering failure (255: none) · u8 flags (1 streamed, 2 gaps, 4 input tokens known, 8 model admitted)
  *   u16 status · f64 ttft · f64 ttfo · f64 e2e · u32 input tokens · u32 output tokens
  *   f64 startedAt · u32 in flight at start · i32 in flight at first token · i32 cached input tokens
- *   i32 reasoning tokens · u8 trace flags
+ *   i32 reasoning tokens · u8 trace flags · u8 upstream index (255: none)
  *   str route · str operation · str model · str error type · str tenant · str trace id · str span id
  *   str parent span id · str response model · str finish reasons (u16 byte length, 0xffff: null; then UTF-8)
  *   [u32 gap count · f32 × count]
@@ -18,12 +18,12 @@
  */
 import { METERING_FAILURES, OUTCOMES, TOKEN_SOURCES, type RequestRecord } from './record.js';
 
-/** 3: response model and finish reasons (issue 16). */
-export const CODEC_VERSION = 4;
+/** 3: response model and finish reasons (issue 16); 5: the upstream index (issue 26). */
+export const CODEC_VERSION = 5;
 const NONE = 255;
 const NULL_STRING = 0xffff;
 const HEADER = 8;
-const FIXED = 4 + 2 + 24 + 8 + 8 + 16 + 1;
+const FIXED = 4 + 2 + 24 + 8 + 8 + 16 + 1 + 1;
 /** Strings per record, each with its u16 length. */
 const STRINGS = 10;
 
@@ -68,6 +68,7 @@ export class RecordEncoder {
     p = b.writeInt32LE(r.cachedInputTokens, p);
     p = b.writeInt32LE(r.reasoningTokens, p);
     b[p++] = r.traceFlags;
+    b[p++] = r.upstream < 0 ? NONE : r.upstream;
     p = writeString(b, p, r.route);
     p = writeString(b, p, r.operation);
     p = writeString(b, p, r.model);
@@ -149,7 +150,8 @@ export function decodeRecords(data: ArrayBuffer | Uint8Array): RequestRecord[] {
     const cachedInputTokens = b.readInt32LE(p + 50);
     const reasoningTokens = b.readInt32LE(p + 54);
     const traceFlags = b[p + 58]!;
-    p += 59;
+    const upstream = b[p + 59] === NONE ? -1 : b[p + 59]!;
+    p += 60;
     const route = str() ?? '';
     const operation = str() ?? '';
     const model = str() ?? '';
@@ -170,7 +172,7 @@ export function decodeRecords(data: ArrayBuffer | Uint8Array): RequestRecord[] {
       p += count * 4;
     }
     out[i] = {
-      route, operation, model, outcome, status, streamed: (flags & 1) !== 0, ttft, ttfo, e2e, inputTokens, outputTokens, tokenSource,
+      route, upstream, operation, model, outcome, status, streamed: (flags & 1) !== 0, ttft, ttfo, e2e, inputTokens, outputTokens, tokenSource,
       chunkGaps, meteringFailure: failure === NONE ? null : METERING_FAILURES[failure]!, errorType,
       startedAt, inputTokensKnown: (flags & 4) !== 0, modelAdmitted: (flags & 8) !== 0, inFlightAtStart, inFlightAtFirstToken, cachedInputTokens, reasoningTokens,
       tenant, traceId, spanId, parentSpanId, traceFlags, responseModel, finishReasons,

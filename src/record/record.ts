@@ -34,6 +34,8 @@ export type MeteringFailure = (typeof METERING_FAILURES)[number];
 export interface RequestRecord {
   /** Bounded route name from the route table (never a raw path). */
   route: string;
+  /** Index of the upstream it went to in the configured list (config.upstreams); -1: none (answered by infermeter). */
+  upstream: number;
   /** gen_ai.operation.name: chat, text_completion, or the route's operation. */
   operation: string;
   /** Raw model name from the request body, truncated; the metrics side bounds it into a label. */
@@ -97,7 +99,7 @@ export interface RequestRecord {
 export const UNMEASURED = {
   ttft: -1, ttfo: -1, e2e: -1, inputTokens: 0, outputTokens: 0, tokenSource: 'none', chunkGaps: null, meteringFailure: null,
   inputTokensKnown: false, modelAdmitted: false, inFlightAtStart: 0, inFlightAtFirstToken: -1, cachedInputTokens: -1, reasoningTokens: -1,
-  tenant: null, traceId: null, spanId: null, parentSpanId: null, traceFlags: 0, responseModel: null, finishReasons: null,
+  upstream: -1, tenant: null, traceId: null, spanId: null, parentSpanId: null, traceFlags: 0, responseModel: null, finishReasons: null,
 } as const satisfies Partial<RequestRecord>;
 
 /**

@@ -110,6 +110,10 @@ export class MetricsSide {
     this.models = new ModelLabels({
       allowlist: config.models, upstream: config.upstream, refreshSeconds: config.modelsRefresh, log,
       dispatcher: this.upstreamAgent, answered: () => this.health.upstreamAnswered(), engine: config.engine,
+      others: config.upstreams.slice(1).map((u) => {
+        const c = upstreamConnectOptions({ ...u, upstream: u.url });
+        return { url: u.url, dispatcher: c ? new Agent({ connect: c }) : undefined };
+      }),
     });
     this.requests = new RequestMetrics(this.registry, config.buckets, config.engine, config.slos, (m) => this.models.label(m), nativeOptionsFrom(config), exemplarPolicyFrom(config), config);
     this.collectors = new CollectorRunner(this.registry, config, log);

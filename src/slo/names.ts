@@ -35,6 +35,8 @@ export const M = {
   enginePrefill: 'infermeter_engine_prefill_time_seconds',
   // GPU collector (nvidia-smi, labels gpu and uuid)
   gpuUtil: 'infermeter_gpu_sm_utilization_ratio',
+  /** Which upstream each GPU serves (issue 26): join on gpu, uuid. */
+  gpuEngine: 'infermeter_gpu_engine_info',
   gpuMemUtil: 'infermeter_gpu_memory_utilization_ratio',
   gpuMemUsed: 'infermeter_gpu_memory_used_bytes',
   gpuMemTotal: 'infermeter_gpu_memory_total_bytes',

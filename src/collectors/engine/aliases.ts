@@ -21,7 +21,8 @@ export interface EngineMetricDef extends MetricDef {
   aggregate: Aggregate;
 }
 
-const LABELS = ['engine'] as const;
+/** `upstream`: which engine of the daemon's upstreams (its configured name), also with one. */
+const LABELS = ['engine', 'upstream'] as const;
 
 export const ENGINE_METRICS = [
   { name: 'infermeter_engine_kv_cache_usage_ratio', type: 'gauge', unit: '1', labels: LABELS, source: 'engine', aggregate: 'mean',

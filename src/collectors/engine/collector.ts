@@ -6,8 +6,10 @@
  */
 import { parsePrometheusText } from '../../lib/prom-text.js';
 import { CollectorError, type Collector, type CollectorContext, type CollectorEntry, type CollectorOptions } from '../types.js';
+import type { EngineKind } from '../../lib/engines.js';
 import { ENGINE_METRICS, aliasTable, type AliasTable, type EngineMetricName } from './aliases.js';
-import { SnapshotFamily } from './families.js';
+import { sharedFamily, type SnapshotFamily } from './families.js';
+import type { UpstreamSpec } from '../../lib/upstream-spec.js';
 import { normalize, type Snapshot } from './normalize.js';
 import { ScrapeClient } from './scrape.js';
 import { upstreamConnectOptions } from '../../lib/tls.js';
@@ -26,41 +28,57 @@ export function normalizeScrape(text: string, table: AliasTable, engine: string)
   return normalize(scrape, table, engine);
 }
 
+/**
+ * One per upstream: its series carry `upstream="<name>"`, and the runner reports its health
+ * under `{collector="engine", upstream="<name>"}`.
+ */
 export class EngineCollector implements Collector {
   readonly name = 'engine';
+  readonly labels: Record<string, string>;
   private readonly families = new Map<EngineMetricName, SnapshotFamily>();
   private readonly client: ScrapeClient;
   private readonly table: AliasTable;
   private warnedEmpty = false;
 
+  private readonly upstream: UpstreamSpec;
+
+  /** `upstream`: which one to scrape (default: the first configured, i.e. the one --upstream). */
   constructor(
     private readonly ctx: CollectorContext,
+    upstreamOrOptions?: UpstreamSpec | EngineCollectorOptions,
     options: EngineCollectorOptions = {},
   ) {
-    this.table = aliasTable(ctx.config.engine) ?? {};
+    const given = upstreamOrOptions && 'url' in upstreamOrOptions ? upstreamOrOptions : null;
+    if (!given && upstreamOrOptions) options = upstreamOrOptions as EngineCollectorOptions;
+    const upstream = (this.upstream = given ?? ctx.config.upstreams[0]!);
+    this.labels = { upstream: upstream.name };
+    this.table = aliasTable(upstream.engine as EngineKind) ?? {};
     // The upstream's own /metrics (the default) is reached with the upstream's TLS settings.
-    const sameOrigin = new URL(ctx.config.engineMetrics).origin === new URL(ctx.config.upstream).origin;
-    this.client = new ScrapeClient(ctx.config.engineMetrics, options.maxBytes, sameOrigin ? upstreamConnectOptions(ctx.config) : undefined);
-    for (const def of ENGINE_METRICS) this.families.set(def.name, new SnapshotFamily(def, ctx.registry));
+    const sameOrigin = new URL(upstream.engineMetrics).origin === new URL(upstream.url).origin;
+    this.client = new ScrapeClient(upstream.engineMetrics, options.maxBytes, sameOrigin ? upstreamConnectOptions({ ...upstream, upstream: upstream.url }) : undefined);
+    for (const def of ENGINE_METRICS) this.families.set(def.name, sharedFamily(def, ctx.registry));
   }
 
   async collect(signal: AbortSignal): Promise<void> {
     let snapshot: Snapshot;
     try {
-      snapshot = normalizeScrape(await this.client.fetch(signal), this.table, this.ctx.config.engine);
+      snapshot = normalizeScrape(await this.client.fetch(signal), this.table, this.upstream.engine);
     } catch (err) {
       this.clear(); // last good values are not current any more
       throw err;
     }
-    for (const [name, family] of this.families) family.set(snapshot.get(name) ?? []);
+    const name = this.upstream.name;
+    for (const [metric, family] of this.families) {
+      family.set((snapshot.get(metric) ?? []).map((v) => ({ ...v, labels: { ...v.labels, upstream: name } })), name);
+    }
     if (snapshot.size === 0 && !this.warnedEmpty) {
       this.warnedEmpty = true;
-      this.ctx.log.warn({ url: this.ctx.config.engineMetrics, engine: this.ctx.config.engine }, 'engine /metrics has none of the known metric names for this engine; check --engine');
+      this.ctx.log.warn({ url: this.upstream.engineMetrics, engine: this.upstream.engine, upstream: name }, 'engine /metrics has none of the known metric names for this engine; check --engine');
     }
   }
 
   private clear(): void {
-    for (const family of this.families.values()) family.clear();
+    for (const family of this.families.values()) family.clear(this.upstream.name);
   }
 
   async close(): Promise<void> {
@@ -75,7 +93,11 @@ export function engineEntry(options: EngineCollectorOptions = {}): CollectorEntr
     name: 'engine',
     interval: (config: CollectorOptions) => config.engineInterval,
     // Engines without an alias table (ollama, trtllm, openai) serve no Prometheus metrics we map.
-    enabled: (config: CollectorOptions) => config.collectorEngine && aliasTable(config.engine) !== undefined,
-    create: (ctx: CollectorContext) => new EngineCollector(ctx, options),
+    enabled: (config: CollectorOptions) => config.collectorEngine && scraped(config).length > 0,
+    create: (ctx: CollectorContext) => scraped(ctx.config).map((u) => new EngineCollector(ctx, u, options)),
   };
+}
+
+function scraped(config: CollectorOptions): UpstreamSpec[] {
+  return config.upstreams.filter((u) => aliasTable(u.engine as EngineKind) !== undefined);
 }

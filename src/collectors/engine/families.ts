@@ -9,11 +9,16 @@ import type { Metric, Registry } from 'prom-client';
 import type { MetricDef } from '../../lib/metric-def.js';
 import type { FamilyValue } from './normalize.js';
 
+/**
+ * One family holds the samples of every upstream's collector (several engines behind one
+ * daemon), each set and cleared by its own source key; rendering concatenates them.
+ */
 export class SnapshotFamily {
   readonly name: string;
   readonly help: string;
   readonly type: MetricDef['type'];
   readonly aggregator = 'sum' as const;
+  private readonly bySource = new Map<string, FamilyValue[]>();
   private values: FamilyValue[] = [];
 
   constructor(def: MetricDef, registry: Registry) {
@@ -23,13 +28,16 @@ export class SnapshotFamily {
     registry.registerMetric(this as unknown as Metric);
   }
 
-  /** Replaces every sample; an empty list removes the family's series. */
-  set(values: FamilyValue[]): void {
-    this.values = values;
+  /** Replaces every sample of `source`; an empty list removes its series. */
+  set(values: FamilyValue[], source = ''): void {
+    this.bySource.set(source, values);
+    this.values = this.bySource.size === 1 ? values : [...this.bySource.values()].flat();
   }
 
-  clear(): void {
-    this.values = [];
+  clear(source?: string): void {
+    if (source === undefined) this.bySource.clear();
+    else this.bySource.delete(source);
+    this.values = [...this.bySource.values()].flat();
   }
 
   get size(): number {
@@ -45,4 +53,15 @@ export class SnapshotFamily {
   reset(): void {
     this.clear();
   }
+}
+
+const shared = new WeakMap<Registry, Map<string, SnapshotFamily>>();
+
+/** The registry's family of `def`, made on first use: every upstream's collector writes into the same one. */
+export function sharedFamily(def: MetricDef, registry: Registry): SnapshotFamily {
+  let byName = shared.get(registry);
+  if (!byName) shared.set(registry, (byName = new Map()));
+  let f = byName.get(def.name);
+  if (!f) byName.set(def.name, (f = new SnapshotFamily(def, registry)));
+  return f;
 }

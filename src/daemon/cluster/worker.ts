@@ -70,7 +70,7 @@ process.on('uncaughtException', (err) => {
   setImmediate(() => process.exit(1));
 });
 
-listenProxy(app, config, Number(process.env[PORT_ENV] ?? config.listen.port)).then(
+app.ready.then(() => listenProxy(app, config!, Number(process.env[PORT_ENV] ?? config!.listen.port))).then(
   (port) => {
     listening = true;
     send({ type: 'listening', port });

@@ -54,6 +54,8 @@ export interface GpuReading {
   smOccupancy: number | null;
   tensorActive: number | null;
   dramActive: number | null;
+  /** The upstreams this GPU serves (infermeter_gpu_engine_info), in configured order; empty: tied to none. */
+  upstreams?: string[];
 }
 
 /** GPU gauges shown on the page, by field. */
@@ -76,12 +78,18 @@ export async function readGpus(registry: Registry): Promise<GpuReading[]> {
   const fields = await Promise.all(Object.entries(GPU_FIELDS).map(async ([k, name]) => [k, await byLabel(registry, name, 'gpu')] as const));
   const names = new Map<string, string>();
   for (const v of await values(registry, 'infermeter_gpu_info')) names.set(String(v.labels['gpu']), String(v.labels['name'] ?? ''));
+  const engines = new Map<string, string[]>();
+  for (const v of await values(registry, 'infermeter_gpu_engine_info')) {
+    const gpu = String(v.labels['gpu']);
+    engines.set(gpu, [...(engines.get(gpu) ?? []), String(v.labels['upstream'])]);
+  }
   const ids = new Set<string>();
   for (const [, m] of fields) for (const id of m.keys()) ids.add(id);
   const sorted = [...ids].sort((a, b) => Number(a) - Number(b) || a.localeCompare(b)).slice(0, MAX_GPUS);
   return sorted.map((gpu) => {
     const r: Record<string, unknown> = { gpu, name: names.get(gpu) || null };
     for (const [k, m] of fields) r[k] = m.get(gpu) ?? null;
+    if (engines.size > 0) r['upstreams'] = engines.get(gpu) ?? [];
     return r as unknown as GpuReading;
   });
 }

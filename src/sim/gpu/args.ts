@@ -4,11 +4,13 @@
  * line stays exactly what a real nvidia-smi would receive.
  */
 import { DEFAULT_GROUPS, GPM_COLUMNS, QUERY_FIELDS, parseCsvFormat, type CsvFormat } from './format.js';
+import { COMPUTE_APP_FIELDS, parseComputeApps, type ComputeApp } from './compute-apps.js';
 
 export type Invocation =
   | { kind: 'dmon'; groups: string; prefix: string; delaySeconds: number; count: number | null; ids: number[] | null; gpm: number[] | null; gpmOptions: string | null }
   | { kind: 'dmon-help' }
   | { kind: 'query'; fields: string[]; format: CsvFormat; ids: number[] | null }
+  | { kind: 'compute-apps'; fields: string[]; format: CsvFormat; ids: number[] | null }
   | { kind: 'list'; ids: number[] | null }
   | { kind: 'query-xml'; ids: number[] | null }
   | { kind: 'usage' };
@@ -56,6 +58,7 @@ export function parseInvocation(argv: readonly string[]): Invocation {
     return inv;
   }
   let fields: string[] | null = null;
+  let apps: string[] | null = null;
   let format: CsvFormat | null = null;
   let selected: number[] | null = null;
   let list = false;
@@ -66,6 +69,7 @@ export function parseInvocation(argv: readonly string[]): Invocation {
     const [flag, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
     const value = () => inline ?? take(flag);
     if (flag === '--query-gpu') fields = value().split(',').map((s) => s.trim()).filter(Boolean);
+    else if (flag === '--query-compute-apps') apps = value().split(',').map((s) => s.trim()).filter(Boolean);
     else if (flag === '--format') {
       const spec = value();
       format = parseCsvFormat(spec);
@@ -80,6 +84,11 @@ export function parseInvocation(argv: readonly string[]): Invocation {
     const bad = fields.find((f) => !(f in QUERY_FIELDS));
     if (bad) throw new UsageError(`Field "${bad}" is not a valid field to query.\n`, true);
     return { kind: 'query', fields, format: format ?? { header: true, units: true }, ids: selected };
+  }
+  if (apps) {
+    const bad = apps.find((f) => !(f in COMPUTE_APP_FIELDS));
+    if (bad) throw new UsageError(`Field "${bad}" is not a valid field to query.\n`, true);
+    return { kind: 'compute-apps', fields: apps, format: format ?? { header: true, units: true }, ids: selected };
   }
   if (list) return { kind: 'list', ids: selected };
   if (query && xml) return { kind: 'query-xml', ids: selected };
@@ -127,6 +136,16 @@ export interface FakeSettings {
   faultColumns: string;
   /** `dmon -h` lists --gpm-metrics, but dmon exits with an error when given it. */
   gpmReject: boolean;
+  /** Processes on the GPUs (FAKE_NVIDIA_SMI_COMPUTE_APPS="pid:gpu[:MiB],..."), for --query-compute-apps. */
+  computeApps: ComputeApp[];
+}
+
+function computeApps(spec: string): ComputeApp[] {
+  try {
+    return parseComputeApps(spec);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
 }
 
 export function readSettings(env: NodeJS.ProcessEnv): FakeSettings {
@@ -159,5 +178,6 @@ export function readSettings(env: NodeJS.ProcessEnv): FakeSettings {
     faultAfter: Math.floor(num('FAULT_AFTER', fault === 'hang' ? 0 : 3)),
     faultColumns: get('FAULT_COLUMNS') ?? 'pucm',
     gpmReject: get('GPM_REJECT') === '1',
+    computeApps: computeApps(get('COMPUTE_APPS') ?? ''),
   };
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * A fake `nvidia-smi` for machines without a GPU (tests, demos, benchmarks): answers
- * `dmon` and `--query-gpu=… --format=csv[,noheader][,nounits]` (and `-L`) in the real
+ * `dmon`, `--query-gpu=… --format=csv[,noheader][,nounits]`, `--query-compute-apps=…` (and `-L`) in the real
  * formats, for FAKE_NVIDIA_SMI_GPUS GPUs of FAKE_NVIDIA_SMI_MODEL, following a simulator's
  * load (FAKE_NVIDIA_SMI_SIM_URL), or replaying a captured dmon file
  * (FAKE_NVIDIA_SMI_REPLAY), with optional faults (FAKE_NVIDIA_SMI_FAULT). See docs/gpu.md.
@@ -13,6 +13,7 @@ import { GPM_COLUMNS, queryCsv, type QueryGpu } from './format.js';
 import { dmonHelp, driverCaps, type DriverCaps } from './driver.js';
 import { LoadSource } from './load.js';
 import { queryXml } from './xml.js';
+import { computeAppsCsv } from './compute-apps.js';
 import { findModel, seeded, SimGpu, type Load } from './models.js';
 
 export async function fakeNvidiaSmi(argv: readonly string[], env: NodeJS.ProcessEnv, write: (s: string) => void): Promise<number> {
@@ -33,7 +34,7 @@ export async function fakeNvidiaSmi(argv: readonly string[], env: NodeJS.Process
     case 'usage':
       // Plain nvidia-smi opens with this banner line (versions); readers take CUDA's from it.
       write(`| NVIDIA-SMI ${settings.driverVersion}    Driver Version: ${settings.driverVersion}    CUDA Version: ${settings.cudaVersion} |\n`);
-      write('fake nvidia-smi (infermeter): supports dmon [-s -o -d -c -i --gpm-metrics --gpm-options -h], --query-gpu=… --format=csv[,noheader][,nounits], -q -x, -L\n');
+      write('fake nvidia-smi (infermeter): supports dmon [-s -o -d -c -i --gpm-metrics --gpm-options -h], --query-gpu=… --format=csv[,noheader][,nounits], --query-compute-apps=…, -q -x, -L\n');
       return 0;
     case 'dmon-help':
       write(dmonHelp(caps));
@@ -51,6 +52,13 @@ export async function fakeNvidiaSmi(argv: readonly string[], env: NodeJS.Process
       await load.start(1000);
       load.stop();
       write(queryCsv(inv.fields, gpus.map((g) => queryRow(g, settings, all.length, load.load)), inv.format));
+      return 0;
+    }
+    case 'compute-apps': {
+      const rows = settings.computeApps
+        .filter((a) => a.gpu < all.length && gpus.some((g) => g.index === a.gpu))
+        .map((app) => ({ app, uuid: uuid(settings.seed, app.gpu), busId: busId(app.gpu), name: 'python3' }));
+      write(computeAppsCsv(inv.fields, rows, inv.format));
       return 0;
     }
     case 'dmon':
@@ -91,7 +99,7 @@ function queryRow(g: SimGpu, s: FakeSettings, count: number, load: Load): QueryG
     uuid: uuid(s.seed, g.index),
     name: g.model.name,
     driverVersion: s.driverVersion,
-    pciBusId: `00000000:${(0x18 + g.index * 0x10).toString(16).toUpperCase().padStart(2, '0')}:00.0`,
+    pciBusId: busId(g.index),
     memoryMiB: g.model.memoryMiB,
     powerLimitW: g.model.powerLimitW,
     maxSmClockMHz: g.model.maxSmClockMHz,
@@ -101,6 +109,10 @@ function queryRow(g: SimGpu, s: FakeSettings, count: number, load: Load): QueryG
     hbm: g.model.hbm,
     ecc: g.model.ecc,
   };
+}
+
+function busId(index: number): string {
+  return `00000000:${(0x18 + index * 0x10).toString(16).toUpperCase().padStart(2, '0')}:00.0`;
 }
 
 /** A stable, GPU-shaped UUID per (seed, index). */

@@ -257,7 +257,7 @@ test('alias tables name only catalogued families and only the engines config kno
   }
   for (const d of ENGINE_METRICS) {
     assert.match(d.name, /^infermeter_engine_[a-z_]+$/);
-    assert.deepEqual(d.labels, ['engine']);
+    assert.deepEqual(d.labels, ['engine', 'upstream']); // upstream: issue 26 (which engine of several)
     if (d.type === 'counter') assert.match(d.name, /_total$/);
   }
 });

@@ -7,6 +7,7 @@ import { METERING_FAILURES, OUTCOMES, TOKEN_SOURCES, type RequestRecord } from '
 function record(i: number): RequestRecord {
   return {
     route: i % 2 ? 'chat_completions' : 'other',
+    upstream: i % 3 ? i % 64 : -1,
     operation: i % 2 ? 'chat' : 'other',
     model: i % 3 ? `modèle-${i}-✓` : '',
     outcome: OUTCOMES[i % OUTCOMES.length]!,

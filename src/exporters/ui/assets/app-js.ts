@@ -130,7 +130,32 @@ export const APP_JS = String.raw`'use strict';
   function renderGpus(doc) {
     var tbody = $('gpus').tBodies[0];
     tbody.textContent = '';
+    // Several engines (issue 26): GPUs listed under the engine they serve, one heading row each.
+    var groups = [];
     doc.gpus.forEach(function (g) {
+      var key = g.upstreams ? (g.upstreams.length ? g.upstreams.join(', ') : 'no engine') : '';
+      var grp = groups.filter(function (x) { return x.key === key; })[0];
+      if (!grp) groups.push(grp = { key: key, gpus: [] });
+      grp.gpus.push(g);
+    });
+    groups.forEach(function (grp) {
+      if (grp.key !== '') {
+        var head = el('tr');
+        head.className = 'group';
+        head.setAttribute('data-upstream', grp.key);
+        var th = el('th');
+        th.colSpan = 7;
+        th.textContent = 'engine: ' + grp.key;
+        head.appendChild(th);
+        tbody.appendChild(head);
+      }
+      grp.gpus.forEach(function (g) { renderGpuRow(tbody, g); });
+    });
+    $('gpus-note').textContent = doc.gpus.length ? '' : 'No GPU data (GPU collector off, or no nvidia-smi / dcgm-exporter).';
+  }
+
+  function renderGpuRow(tbody, g) {
+    {
       var tr = el('tr');
       tr.setAttribute('data-gpu', g.gpu);
       cell(tr, g.gpu, 'gpu');
@@ -142,8 +167,7 @@ export const APP_JS = String.raw`'use strict';
       var gpm = [g.smActive, g.smOccupancy, g.tensorActive, g.dramActive];
       cell(tr, gpm.every(function (v) { return v == null; }) ? 'not available' : gpm.map(function (v) { return fmtPct(v, 0); }).join(' / '), 'gpm');
       tbody.appendChild(tr);
-    });
-    $('gpus-note').textContent = doc.gpus.length ? '' : 'No GPU data (GPU collector off, or no nvidia-smi / dcgm-exporter).';
+    }
   }
 
   function renderEngine(doc) {

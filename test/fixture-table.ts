@@ -54,6 +54,7 @@ export const TYPED_STREAMS: readonly TypedStreamExpectation[] = [
   { file: 'sglang-messages-stream-cached-reconstructed.sse', path: '/v1/messages', firstToken: 2, firstVisible: 2, tokenChunks: 7, outputTokens: 8, source: 'usage', errorEvent: false, inputTokens: 41, cachedTokens: 16, reasoningTokens: 0 },
   { file: 'vllm-responses-stream-reasoning-reconstructed.sse', path: '/v1/responses', firstToken: 4, firstVisible: 12, tokenChunks: 10, outputTokens: 12, source: 'usage', errorEvent: false, inputTokens: 18, cachedTokens: 16, reasoningTokens: 4 },
   { file: 'vllm-responses-stream-midstream-error-reconstructed.sse', path: '/v1/responses', firstToken: 4, firstVisible: 12, tokenChunks: 6, outputTokens: 6, source: 'chunks', errorEvent: true, inputTokens: 0, cachedTokens: 0, reasoningTokens: 0 },
+  { file: 'openai-responses-stream-failed-synthetic.sse', path: '/v1/responses', firstToken: 4, firstVisible: 12, tokenChunks: 6, outputTokens: 6, source: 'chunks', errorEvent: true, inputTokens: 0, cachedTokens: 0, reasoningTokens: 0 },
   { file: 'vllm-responses-stream-function-call-reconstructed.sse', path: '/v1/responses', firstToken: 3, firstVisible: 3, tokenChunks: 3, outputTokens: 9, source: 'usage', errorEvent: false, inputTokens: 61, cachedTokens: 0, reasoningTokens: 0 },
 ];
 

@@ -48,6 +48,8 @@ export interface TypedStreamExpectation extends StreamExpectation {
 }
 
 export const TYPED_STREAMS: readonly TypedStreamExpectation[] = [
+  { file: 'llama-server-messages-stream.sse', path: '/v1/messages', firstToken: 2, firstVisible: 2, tokenChunks: 12, outputTokens: 12, source: 'usage', errorEvent: false, inputTokens: 34, cachedTokens: 0, reasoningTokens: 0 },
+  { file: 'llama-server-responses-stream.sse', path: '/v1/responses', firstToken: 4, firstVisible: 4, tokenChunks: 12, outputTokens: 12, source: 'usage', errorEvent: false, inputTokens: 34, cachedTokens: 33, reasoningTokens: 0 },
   { file: 'vllm-messages-stream-reasoning-tool-reconstructed.sse', path: '/v1/messages', firstToken: 2, firstVisible: 9, tokenChunks: 10, outputTokens: 17, source: 'usage', errorEvent: false, inputTokens: 42, cachedTokens: 0, reasoningTokens: 0 },
   { file: 'vllm-messages-stream-midstream-error-reconstructed.sse', path: '/v1/messages', firstToken: 2, firstVisible: 2, tokenChunks: 3, outputTokens: 3, source: 'chunks', errorEvent: true, inputTokens: 42, cachedTokens: 0, reasoningTokens: 0 },
   // SGLang puts prompt_tokens (cached included) in input_tokens and the cached count again in cache_read_input_tokens.
@@ -67,3 +69,9 @@ export function typedEventBoundaries(bytes: Buffer): number[] {
   while ((m = re.exec(text))) out.push(m.index + 1);
   return out;
 }
+
+/** Non-streamed bodies captured from llama-server: what their usage says. */
+export const TYPED_BODIES = [
+  { file: 'llama-server-messages-nonstream.http', path: '/v1/messages', inputTokens: 34, outputTokens: 12, cachedTokens: 33 },
+  { file: 'llama-server-responses-nonstream.http', path: '/v1/responses', inputTokens: 34, outputTokens: 12, cachedTokens: 33 },
+] as const;

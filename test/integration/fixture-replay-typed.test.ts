@@ -9,13 +9,18 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.js';
 import { fixture, rawPost, startProxy, sumSamples, waitForMetrics } from '../helpers.js';
-import { TYPED_STREAMS, typedEventBoundaries } from '../fixture-table.js';
+import { TYPED_BODIES, TYPED_STREAMS, typedEventBoundaries } from '../fixture-table.js';
 
 const GAP_MS = 40;
 let upstream: FakeUpstream;
 
 before(async () => {
   upstream = await startFakeUpstream();
+  // The process's first proxied stream pays for loading and compiling the path: not what is timed here.
+  const warm = await startProxy({ upstream: upstream.url });
+  const bytes = fixture(TYPED_STREAMS[0]!.file);
+  for (const path of ['/v1/messages', '/v1/responses']) await rawPost(`${warm.url}${path}`, { model: 'warm', stream: true, fake: { raw: { b64: bytes.toString('base64'), splits: typedEventBoundaries(bytes), delayMs: 1 } } });
+  await warm.close();
 });
 after(() => upstream.close());
 
@@ -57,6 +62,27 @@ for (const exp of TYPED_STREAMS) {
       } else {
         assert.equal(sumSamples(samples, 'gen_ai_server_time_to_first_token_seconds_count'), 0, 'no TTFT for a failed stream');
       }
+    } finally {
+      await proxy.close();
+    }
+  });
+}
+
+for (const exp of TYPED_BODIES) {
+  test(`${exp.file}: a non-streamed body on ${exp.path}: tokens from its usage, E2E, no TTFT`, async () => {
+    const proxy = await startProxy({ upstream: upstream.url });
+    try {
+      const raw = fixture(exp.file);
+      const bytes = raw.subarray(raw.indexOf('\r\n\r\n') + 4);
+      const route = exp.path === '/v1/messages' ? 'messages' : 'responses';
+      const res = await rawPost(`${proxy.url}${exp.path}`, { model: 'fake-model', fake: { raw: { b64: bytes.toString('base64'), contentType: 'application/json; charset=utf-8' } } });
+      assert.ok(res.body.equals(bytes), 'the body unchanged');
+      const samples = await waitForMetrics(proxy.metricsUrl, (s) => sumSamples(s, 'infermeter_requests_total', { outcome: 'ok', route }) === 1);
+      assert.equal(sumSamples(samples, 'infermeter_tokens_total', { gen_ai_token_type: 'output' }), exp.outputTokens);
+      assert.equal(sumSamples(samples, 'infermeter_tokens_total', { gen_ai_token_type: 'input' }), exp.inputTokens);
+      assert.equal(sumSamples(samples, 'infermeter_tokens_total', { gen_ai_token_type: 'cached_input' }), exp.cachedTokens);
+      assert.equal(sumSamples(samples, 'gen_ai_server_request_duration_seconds_count'), 1);
+      assert.equal(sumSamples(samples, 'gen_ai_server_time_to_first_token_seconds_count'), 0);
     } finally {
       await proxy.close();
     }

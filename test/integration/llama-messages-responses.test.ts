@@ -11,11 +11,13 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { loadavg } from 'node:os';
 import { quantile, startLlamaServer, startMeter, sum, withLlama, type LlamaServer, type Meter } from './llama-harness.js';
 
 const TTFT_HOPS_MS = 15;
 const MAX_TOKENS = 32;
-const PROMPTS = ['Tell me about the sea.', 'What is a token?', 'Count to ten, slowly, in French, please.', 'Why?', 'Describe a prefill.'];
+const PROMPTS = ['Tell me about the sea.', 'What is a token?', 'Count to ten, slowly, in French, please.', 'Why?', 'Describe a prefill.',
+  'A longer prompt, so that the prefill has a little more to do than usual, before decoding.', 'Last one.'];
 
 /** One request as the client saw it: its stopwatch TTFT (streams), and the usage the server reported. */
 interface Seen { ttft: number | null; input: number; output: number }
@@ -78,9 +80,13 @@ withLlama('Messages and Responses APIs through infermeter: tokens equal the serv
         return { ttft: first - start, input, output };
       },
     });
-    // The first request pays one-time allocations in the server.
-    await apis[0]!.call('warm up', true);
-    sent++;
+    // The first requests pay one-time allocations in the server and each client's first stream its code loading.
+    for (const api of apis) {
+      for (let i = 0; i < 2; i++) {
+        await api.call('warm up', true);
+        sent++;
+      }
+    }
   });
   after(async () => {
     await meter?.close();
@@ -121,7 +127,7 @@ withLlama('Messages and Responses APIs through infermeter: tokens equal the serv
       console.log(rows.map((r) => `# ${r}`).join('\n'));
       const median = quantile(hops, 0.5);
       console.log(`# ${route}: median client - infermeter TTFT ${median.toFixed(2)} ms over ${hops.length} streams`);
-      assert.ok(median <= TTFT_HOPS_MS, `median client - infermeter TTFT ${median.toFixed(2)} ms <= ${TTFT_HOPS_MS} ms (${hops.map((h) => h.toFixed(1)).join(', ')})`);
+      assert.ok(median <= TTFT_HOPS_MS, `median client - infermeter TTFT ${median.toFixed(2)} ms <= ${TTFT_HOPS_MS} ms (${hops.map((h) => h.toFixed(1)).join(', ')}; load average ${loadavg()[0]!.toFixed(1)})`);
     });
   }
 });

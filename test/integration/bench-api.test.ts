@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runBench } from '../../src/bench/run.js';
 import { resolveBenchOptions, type BenchFlags } from '../../src/bench/options.js';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError } from '../../src/lib/errors.js';
 import { startSimulator } from '../../src/sim/index.js';
 import { startProxy, sumSamples, waitForMetrics } from '../helpers.js';
 import { benchOptions } from './bench-helpers.js';

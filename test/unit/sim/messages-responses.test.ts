@@ -7,9 +7,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startSimulator } from '../../src/sim/index.js';
-import { MESSAGES_API, RESPONSES_API, typedBodyFacts, typedEventFacts, type TypedApi } from '../../src/proxy/api-events.js';
-import { post } from '../helpers/sim.js';
+import { startSimulator } from '../../../src/sim/index.js';
+import { MESSAGES_API, RESPONSES_API, typedBodyFacts, typedEventFacts, type TypedApi } from '../../../src/lib/api-events.js';
+import { post } from '../../helpers/sim.js';
 
 interface Typed {
   type: string;

@@ -6,6 +6,9 @@
  *   Per path: CPU per relayed chunk (utime+stime of all of that path's processes and
  *   threads, from /proc), chunks/s relayed, added TTFT p50/p99 and added inter-chunk p99
  *   (path − direct at the same load, pooled over interleaved rounds, with the spread).
+ * - By API (BENCH_CAPACITY_API_LOADS, default 64x5,256x2; BENCH_CAPACITY_API_PATHS, default
+ *   `infermeter --workers 1`): the same streams as chat, Anthropic Messages and OpenAI
+ *   Responses events, CPU per relayed chunk and its ratio to chat's on the same path.
  * - The knee: the offered rate is stepped (streams × 200 chunks/s at 5 ms); a path's knee
  *   is the highest offered chunks/s at which its added TTFT p50 stays under 2 ms.
  * - The client runs on BENCH_CLIENT_THREADS threads (bench/client-pool.ts; default 1).
@@ -26,8 +29,14 @@ const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
 const WARM_MS = Number(process.env['BENCH_WARMUP_SECONDS'] ?? 3) * 1000;
 const CHUNKS = 40;
 const KNEE_P50_MS = 2;
-const LOADS = (process.env['BENCH_CAPACITY_LOADS'] ?? '64x5,64x2,256x5,256x2').split(',').map((l) => l.split('x').map(Number) as [number, number]);
-const KNEE_STEPS = (process.env['BENCH_KNEE_STREAMS'] ?? '64,128,160,192,224,256,288,320,384').split(',').map(Number);
+const loads = (v: string) => v.split(',').filter((l) => l !== '').map((l) => l.split('x').map(Number) as [number, number]);
+const LOADS = loads(process.env['BENCH_CAPACITY_LOADS'] ?? '64x5,64x2,256x5,256x2');
+const KNEE_STEPS = (process.env['BENCH_KNEE_STREAMS'] ?? '64,128,160,192,224,256,288,320,384').split(',').filter((n) => n !== '').map(Number);
+/** The generation APIs as loads: the same chunks in each API's events, CPU per chunk against chat's. */
+const API_LOADS = loads(process.env['BENCH_CAPACITY_API_LOADS'] ?? '64x5,256x2');
+const APIS: Record<string, string> = { chat: '/v1/chat/completions', messages: '/v1/messages', responses: '/v1/responses' };
+/** Which paths the API loads run through (by name; direct is always the baseline). */
+const API_PATHS = (process.env['BENCH_CAPACITY_API_PATHS'] ?? 'infermeter --workers 1').split(',').map((s) => s.trim());
 
 interface Cell {
   samples: StreamSample[];
@@ -40,11 +49,11 @@ interface Cell {
 const bodyFor = (gapMs: number) => (i: number) =>
   JSON.stringify({ model: `bench-model-${i % 64}`, stream: true, messages: [{ role: 'user', content: 'bench' }], bench: { firstMs: gapMs, chunks: CHUNKS, gapMs } });
 
-async function cell(path: CapacityPath, streams: number, gapMs: number, ms: number): Promise<Cell> {
+async function cell(path: CapacityPath, streams: number, gapMs: number, ms: number, api = APIS['chat']!): Promise<Cell> {
   const cpu0 = path.pids.reduce((a, p) => a + treeCpuSeconds(p), 0);
   const root0 = path.pids.length ? cpuSeconds(path.pids[0]!) : 0;
   const t0 = performance.now();
-  const samples = await clientPool.closedLoop(path.url, streams, ms, bodyFor(gapMs), true, gapMs * (CHUNKS + 1));
+  const samples = await clientPool.closedLoop(path.url, streams, ms, bodyFor(gapMs), true, gapMs * (CHUNKS + 1), api);
   const seconds = (performance.now() - t0) / 1000;
   const rootCpuSeconds = path.pids.length ? cpuSeconds(path.pids[0]!) - root0 : 0;
   return { samples, seconds, rootCpuSeconds, cpuSeconds: path.pids.reduce((a, p) => a + treeCpuSeconds(p), 0) - cpu0 };
@@ -100,6 +109,8 @@ export async function runCapacity(paths: CapacityPath[], reference: { bare: stri
     progress(rows);
   }
 
+  rows.push(...(await runApiLoads(paths)));
+
   // The knee: step the offered rate; the direct path at each step is the baseline.
   console.log(`\nknee: offered chunks/s stepped (streams × 200/s at one chunk per 5 ms); knee = highest offered rate with added TTFT p50 < ${KNEE_P50_MS} ms`);
   const knee = new Map<string, number>(paths.slice(1).map((p) => [p.name, 0]));
@@ -132,6 +143,47 @@ export async function runCapacity(paths: CapacityPath[], reference: { bare: stri
   for (const [name, k] of knee) {
     console.log(`  knee ${name.padEnd(23)} ${String(k).padStart(7)} chunks/s offered · × bare ${ratio(k, bareKnee)} · × nginx ${ratio(k, nginxKnee)}${past.has(name) ? '' : ' (not reached: the knee is above the last step)'}`);
     rows.push({ section: 'knee-summary', path: name, kneeChunksPerSecond: k, reached: past.has(name) });
+  }
+  return rows;
+}
+
+/**
+ * The APIs as loads: at each load, chat, messages and responses streams of the same chunks
+ * (each chunk its own read) through the chosen paths, rounds interleaved over the APIs so the
+ * machine's noise falls on all alike. Reports CPU per relayed chunk and its ratio to chat's on
+ * the same path: the typed-event scan should cost what the chat scan costs.
+ */
+export async function runApiLoads(paths: CapacityPath[]): Promise<Record<string, unknown>[]> {
+  const rows: Record<string, unknown>[] = [];
+  const direct = paths[0]!;
+  const measured = [direct, ...paths.filter((p) => API_PATHS.includes(p.name))];
+  if (API_LOADS.length === 0 || measured.length < 2) return rows;
+  console.log(`\ncapacity by API: the same ${CHUNKS}-chunk streams as chat, messages and responses events; ${SECONDS}s cells × ${ROUNDS} rounds interleaved over the APIs`);
+  console.log('load          | API       | path                    | chunks/s | CPU µs/chunk | × chat CPU | +TTFT p50 | +chunk p99 | rounds CPU µs/chunk');
+  for (const [streams, gapMs] of API_LOADS) {
+    for (const p of measured) for (const api of Object.values(APIS)) await cell(p, streams, gapMs, WARM_MS, api);
+    const per = new Map<string, Cell[]>();
+    const key = (p: CapacityPath, api: string) => `${p.name}|${api}`;
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const p of measured) {
+        for (const [api, route] of Object.entries(APIS)) {
+          const k = key(p, api);
+          if (!per.has(k)) per.set(k, []);
+          per.get(k)!.push(await cell(p, streams, gapMs, SECONDS * 1000, route));
+        }
+      }
+    }
+    for (const api of Object.keys(APIS)) {
+      const base = summarize(per.get(key(direct, api))!);
+      for (const p of measured.slice(1)) {
+        const s = summarize(per.get(key(p, api))!);
+        const chat = summarize(per.get(key(p, 'chat'))!);
+        const rounds = per.get(key(p, api))!.map((c) => summarize([c]).cpuUsPerChunk);
+        const vsChat = s.cpuUsPerChunk / chat.cpuUsPerChunk;
+        rows.push({ section: 'capacity-api', api, streams, gapMs, path: p.name, ...s, cpuVsChat: vsChat, addedTtftP50: s.ttftP50 - base.ttftP50, addedChunkP99: s.chunkP99 - base.chunkP99, roundsCpuUsPerChunk: rounds });
+        console.log(`${`${streams} × ${gapMs} ms`.padEnd(13)} | ${api.padEnd(9)} | ${p.name.padEnd(23)} | ${f(s.chunksPerSecond, 8, 0)} | ${f(s.cpuUsPerChunk, 12, 1)} | ${ratio(s.cpuUsPerChunk, chat.cpuUsPerChunk).padStart(10)} | ${f(s.ttftP50 - base.ttftP50, 9)} | ${f(s.chunkP99 - base.chunkP99, 10)} | ${rounds.map((x) => x.toFixed(1)).join(', ')}${s.errors ? ` (${s.errors} errors)` : ''}`);
+      }
+    }
   }
   return rows;
 }

@@ -20,11 +20,11 @@ export class ClientPool {
   }
 
   /** closedLoop over the threads: streams split as evenly as they go, samples pooled. */
-  async closedLoop(base: string, concurrency: number, durationMs: number, bodyFor: (i: number) => string, collectOneWay = true, spreadMs = 0): Promise<StreamSample[]> {
-    if (this.workers.length === 0) return closedLoop(base, concurrency, durationMs, bodyFor, collectOneWay, spreadMs);
+  async closedLoop(base: string, concurrency: number, durationMs: number, bodyFor: (i: number) => string, collectOneWay = true, spreadMs = 0, path = '/v1/chat/completions'): Promise<StreamSample[]> {
+    if (this.workers.length === 0) return closedLoop(base, concurrency, durationMs, bodyFor, collectOneWay, spreadMs, path);
     const bodies = Array.from({ length: BODIES }, (_, i) => bodyFor(i));
     const shares = this.workers.map((_, k) => Math.floor(concurrency / this.workers.length) + (k < concurrency % this.workers.length ? 1 : 0));
-    const parts = await Promise.all(this.workers.map((w, k) => (shares[k]! > 0 ? this.run(w, { base, concurrency: shares[k]!, durationMs, bodies, collectOneWay, spreadMs }) : Promise.resolve([]))));
+    const parts = await Promise.all(this.workers.map((w, k) => (shares[k]! > 0 ? this.run(w, { base, concurrency: shares[k]!, durationMs, bodies, collectOneWay, spreadMs, path }) : Promise.resolve([]))));
     return parts.flat();
   }
 

@@ -14,10 +14,12 @@ export interface LoopJob {
   bodies: string[];
   collectOneWay: boolean;
   spreadMs: number;
+  /** The API's path (chat, messages, responses). */
+  path: string;
 }
 
 parentPort!.on('message', (job: LoopJob) => {
-  closedLoop(job.base, job.concurrency, job.durationMs, (i) => job.bodies[i % job.bodies.length]!, job.collectOneWay, job.spreadMs).then(
+  closedLoop(job.base, job.concurrency, job.durationMs, (i) => job.bodies[i % job.bodies.length]!, job.collectOneWay, job.spreadMs, job.path).then(
     (samples) => parentPort!.postMessage({ samples }),
     (err: Error) => parentPort!.postMessage({ error: err.message }),
   );

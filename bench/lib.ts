@@ -165,9 +165,9 @@ export interface StreamSample {
 /** The upstream's stamps: `: ts=<ms> [arr=<ms>]`, an SSE comment line before each content event. */
 const TS = /^: ts=([0-9.]+)(?: arr=([0-9.]+))?$/gm;
 
-export async function streamOnce(agent: Agent, base: string, body: string, collectOneWay: boolean): Promise<StreamSample> {
+export async function streamOnce(agent: Agent, base: string, body: string, collectOneWay: boolean, path = '/v1/chat/completions'): Promise<StreamSample> {
   const t0 = monoMs();
-  const res = await request(`${base}/v1/chat/completions`, { method: 'POST', body, headers: { 'content-type': 'application/json' }, dispatcher: agent });
+  const res = await request(`${base}${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json' }, dispatcher: agent });
   let ttft = -1;
   let hop = -1;
   const oneWay: number[] = [];
@@ -195,7 +195,7 @@ export async function streamOnce(agent: Agent, base: string, body: string, colle
  * over time as in steady traffic instead of all starting (and, with equal stream lengths,
  * staying) in lockstep.
  */
-export async function closedLoop(base: string, concurrency: number, durationMs: number, bodyFor: (i: number) => string, collectOneWay = true, spreadMs = 0): Promise<StreamSample[]> {
+export async function closedLoop(base: string, concurrency: number, durationMs: number, bodyFor: (i: number) => string, collectOneWay = true, spreadMs = 0, path = '/v1/chat/completions'): Promise<StreamSample[]> {
   const agent = new Agent({ connections: concurrency + 8, keepAliveTimeout: 30_000 });
   const out: StreamSample[] = [];
   const end = performance.now() + durationMs;
@@ -203,7 +203,7 @@ export async function closedLoop(base: string, concurrency: number, durationMs: 
   await Promise.all(
     Array.from({ length: concurrency }, async (_, k) => {
       if (spreadMs > 0) await new Promise((r) => setTimeout(r, (k * spreadMs) / concurrency));
-      while (performance.now() < end) out.push(await streamOnce(agent, base, bodyFor(i++), collectOneWay));
+      while (performance.now() < end) out.push(await streamOnce(agent, base, bodyFor(i++), collectOneWay, path));
     }),
   );
   await agent.close();

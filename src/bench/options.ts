@@ -11,6 +11,8 @@ export interface BenchFlags {
   target?: string;
   model?: string;
   route: string;
+  /** --api: the generation API (chat, completions, messages, responses); --route is its older name. */
+  api?: string;
   inputTokens: string;
   outputTokens: string;
   prompts?: string;
@@ -33,6 +35,9 @@ export interface BenchFlags {
 }
 
 export const DEFAULT_QPS = '1,4,8,16,32';
+
+/** --api's names (the route labels' words) → the load generator's routes. */
+const API_ROUTES = { chat: 'chat', completions: 'completion', messages: 'messages', responses: 'responses' } as const;
 
 function flag<T>(name: string, f: () => T): T {
   try {
@@ -95,7 +100,9 @@ export function resolveBenchOptions(f: BenchFlags, command: string[]): BenchOpti
   const opts: BenchOptions = {
     target,
     model: f.model ?? null,
-    route: flag('--route', () => oneOf(['completion', 'chat'] as const)(f.route)),
+    route: f.api !== undefined
+      ? flag('--api', () => API_ROUTES[oneOf(['chat', 'completions', 'messages', 'responses'] as const)(f.api!)])
+      : flag('--route', () => oneOf(['completion', 'chat'] as const)(f.route)),
     inputTokens: flag('--input-tokens', () => count(f.inputTokens, 1)),
     outputTokens: flag('--output-tokens', () => count(f.outputTokens, 1)),
     promptsFile: f.prompts ?? null,

@@ -8,7 +8,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Agent } from 'undici';
-import { runLoad } from '../sim/load.js';
+import { runLoad, type LoadRoute } from '../sim/load.js';
 import { prng } from '../sim/text.js';
 import type { EngineKind } from '../lib/engines.js';
 import type { Thresholds } from '../slo/config.js';
@@ -23,7 +23,8 @@ import { errorKinds } from './verdict.js';
 export interface BenchOptions {
   target: string;
   model: string | null;
-  route: 'completion' | 'chat';
+  /** The API benchmarked (--api): completion, chat, messages or responses. */
+  route: LoadRoute;
   inputTokens: number;
   outputTokens: number;
   promptsFile: string | null;

@@ -10,7 +10,10 @@ import { pino } from 'pino';
 import { loadConfigFile, resolveConfig } from '../config.js';
 import { startInfermeter } from '../daemon/main.js';
 import { startSimulator } from '../sim/index.js';
-import { runLoad } from '../sim/load.js';
+import { runLoad, type LoadRoute } from '../sim/load.js';
+
+/** The demo's traffic: every generation API, chat the most (shares of the offered rate). */
+const DEMO_MIX: readonly (readonly [LoadRoute, number])[] = [['chat', 0.4], ['messages', 0.3], ['responses', 0.2], ['completion', 0.1]];
 import { sumSamples, type Sample } from '../lib/prom-text.js';
 import { parseDuration, parseList } from '../lib/parse.js';
 import { decodeMetricFamilies, PROTOBUF_CONTENT_TYPE, type DecodedFamily } from '../exporters/prometheus/proto.js';
@@ -108,7 +111,11 @@ async function runDemo(o: DemoOptions): Promise<void> {
 
   for (let i = 0; !stopping; i = (i + 1) % rates.length) {
     rate = rates[i]!;
-    await runLoad({ url: proxy, model: 'meta-llama/Llama-3.1-8B-Instruct', rate, arrivals: 'poisson', requests: Math.max(1, Math.round(rate * stepSeconds)), maxTokens: 128, seed: i }).catch(() => undefined);
+    // The offered rate, split over the four generation APIs as a node serving agents sees them.
+    await Promise.all(DEMO_MIX.map(([route, share], k) => runLoad({
+      url: proxy, model: 'meta-llama/Llama-3.1-8B-Instruct', route, rate: rate * share, arrivals: 'poisson',
+      requests: Math.max(1, Math.round(rate * share * stepSeconds)), maxTokens: 128, seed: i * DEMO_MIX.length + k,
+    }).catch(() => undefined)));
   }
 }
 

@@ -21,7 +21,7 @@ export function createLogger(level: string, name = 'infermeter', destination?: N
     {
       name,
       level,
-      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization', '*.authorization', 'authorization'], censor: '[redacted]' },
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization', '*.authorization', 'authorization', 'req.headers["x-api-key"]', 'headers["x-api-key"]', '*["x-api-key"]'], censor: '[redacted]' },
       // A child takes its parent's level when it is made and keeps it: a reload reaches it through the family.
       onChild: join,
     },

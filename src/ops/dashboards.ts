@@ -135,6 +135,8 @@ function overview(slos: SloConfig): DashboardSpec {
           targets: [{ expr: `sum by (instance) (${M.inFlight}{${INSTANCE}})`, legend: '{{instance}}' }] },
         { title: 'Outcomes', unit: 'reqps', w: 6, description: 'Requests per second by outcome (ok, upstream_error, stream_error, client_abort, upstream_timeout, upstream_unreachable, rejected).',
           targets: [{ expr: sumRate(M.requests, 'outcome', REQ), legend: '{{outcome}}' }] },
+        { title: 'Requests per second by API (route)', unit: 'reqps', w: 24, description: 'The route split: chat_completions, completions, messages (Anthropic), responses (OpenAI Responses), and the non-generation routes.',
+          targets: [{ expr: sumRate(M.requests, 'route', REQ), legend: '{{route}}' }] },
       ] },
       { title: 'SLOs and goodput', panels: [
         { title: 'SLO attainment (dashboard range)', type: 'stat', unit: 'percentunit', w: 6, baseColor: 'red', thresholds: [[slos.objective, 'green']],

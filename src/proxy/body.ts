@@ -15,6 +15,8 @@ export interface GenerationRequest {
   injected: boolean;
   /** The body is not a JSON object; metering of this request is off. */
   unreadable: boolean;
+  /** `background: true` (the Responses API): the engine queues the request and answers before generating. */
+  background: boolean;
 }
 
 /**
@@ -23,7 +25,7 @@ export interface GenerationRequest {
  * other stream's next chunk) for a quarter of a millisecond per 140 kB.
  */
 export const SCAN_FROM_BYTES = 16 * 1024;
-const FIELDS = ['model', 'stream', 'stream_options'] as const;
+const FIELDS = ['model', 'stream', 'stream_options', 'background'] as const;
 
 export function readGenerationRequest(raw: Buffer, injectUsage: boolean): GenerationRequest {
   let o = raw.length >= SCAN_FROM_BYTES ? scanTopLevel(raw, FIELDS) : null;
@@ -34,29 +36,30 @@ export function readGenerationRequest(raw: Buffer, injectUsage: boolean): Genera
     try {
       doc = JSON.parse(raw.toString('utf8'));
     } catch {
-      return { body: raw, model: '', stream: false, injected: false, unreadable: true };
+      return { body: raw, model: '', stream: false, injected: false, unreadable: true, background: false };
     }
     if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
-      return { body: raw, model: '', stream: false, injected: false, unreadable: true };
+      return { body: raw, model: '', stream: false, injected: false, unreadable: true, background: false };
     }
     o = doc as Record<string, unknown>;
   }
   const model = typeof o['model'] === 'string' ? o['model'].slice(0, MAX_MODEL_LENGTH) : '';
   const stream = o['stream'] === true;
-  if (!stream || !injectUsage) return { body: raw, model, stream, injected: false, unreadable: false };
+  const background = o['background'] === true;
+  if (!stream || !injectUsage) return { body: raw, model, stream, injected: false, unreadable: false, background };
   const options = o['stream_options'];
   if (options === undefined) {
     // Splice the option in right after the opening brace: every other byte stays the client's.
     // The object has at least the stream key, so a key always follows the inserted comma.
     const brace = raw.indexOf(0x7b);
     const body = Buffer.concat([raw.subarray(0, brace + 1), INJECTED, raw.subarray(brace + 1)]);
-    return { body, model, stream, injected: true, unreadable: false };
+    return { body, model, stream, injected: true, unreadable: false, background };
   }
-  if (!needsMerge(options)) return { body: raw, model, stream, injected: false, unreadable: false };
+  if (!needsMerge(options)) return { body: raw, model, stream, injected: false, unreadable: false, background };
   // An explicit null, or options without include_usage: rewrite the body (a spliced key would
   // lose to the client's own, later one: the last duplicate wins in JSON).
   const merged = { ...o, stream_options: { ...((options ?? {}) as object), include_usage: true } };
-  return { body: Buffer.from(JSON.stringify(merged)), model, stream, injected: true, unreadable: false };
+  return { body: Buffer.from(JSON.stringify(merged)), model, stream, injected: true, unreadable: false, background };
 }
 
 /** stream_options that is null, or an object without include_usage: true: it must be merged into. */

@@ -73,7 +73,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
     private readonly path: string,
     t0: number,
   ) {
-    this.meter = new RequestMeter(t0, false, ctx.sink);
+    this.meter = new RequestMeter(t0, false, ctx.sink, route.api ?? 'chat');
     this.meter.inFlightAtStart = ctx.sink.started(route.route);
     if (ctx.trace) {
       ctx.trace.start(req.headers, this.meter);
@@ -88,7 +88,9 @@ export class Exchange implements Dispatcher.DispatchHandler {
     if (this.route.metered && this.req.method === 'POST') {
       const raw = await this.readBody();
       if (!raw) return;
-      const gen = readGenerationRequest(raw, this.ctx.injectUsage);
+      // Usage injection is a chat/completions matter: the Messages and Responses APIs always report usage.
+      const gen = readGenerationRequest(raw, this.ctx.injectUsage && (this.route.api === 'chat' || this.route.api === 'completions'));
+      this.meter.generatesNothing = gen.background && !gen.stream;
       this.model = gen.model;
       this.ctx.sink.admitted(gen.model);
       this.modelAdmitted = true;
@@ -103,7 +105,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
     }
     if (injected) {
       const first = this.meter;
-      this.meter = new RequestMeter(first.t0, true, this.ctx.sink);
+      this.meter = new RequestMeter(first.t0, true, this.ctx.sink, first.api);
       first.carryTo(this.meter);
     }
     this.headers = upstreamRequestHeaders(this.req.headers, this.req.socket.remoteAddress, Buffer.isBuffer(body) ? body.length : null);

@@ -5,6 +5,9 @@
 import { eventFacts, type EventFacts } from '../lib/events.js';
 import { UNKNOWN, lastScan, matchTemplate, scanEvent } from './event-scan.js';
 import { DROP, GIVE_UP, KEEP, type LineVerdict } from '../lib/sse.js';
+import { MESSAGES_API, RESPONSES_API, typedBodyFacts, typedEventFacts, type TypedApi } from '../lib/api-events.js';
+import { scanTypedEvent, typedScanTable, type TypedScanTable } from './event-scan-typed.js';
+import type { ApiName } from '../record/routes.js';
 import { finishReasonsIn, modelIn, responseFactsOf } from './response-facts.js';
 import type { MeteringFailure, Outcome, RequestRecord, TokenSource } from '../record/record.js';
 
@@ -15,6 +18,12 @@ const MAX_TEMPLATE_MISSES = 4;
 const SCANNED: EventFacts = { token: false, visible: false, promptTokens: -1, completionTokens: -1, cachedTokens: -1, reasoningTokens: -1, error: false, usageOnly: false };
 /** A non-streamed JSON body larger than this is relayed but not parsed for usage. */
 const MAX_JSON_BODY = 8 * 1024 * 1024;
+
+/** The typed-event APIs' rows and their byte tables, built once. */
+const TYPED: Partial<Record<ApiName, { api: TypedApi; table: TypedScanTable }>> = {
+  messages: { api: MESSAGES_API, table: typedScanTable(MESSAGES_API) },
+  responses: { api: RESPONSES_API, table: typedScanTable(RESPONSES_API) },
+};
 
 export interface InFlightCount {
   /** Generation requests in flight on this loop (the sink). */
@@ -48,6 +57,12 @@ export class RequestMeter {
   /** Events answered by the template (tests; a counter costs nothing here). */
   templateHits = 0;
 
+  /**
+   * A `background: true` Responses request: the engine answers at once with a queued response and
+   * generates later, so the exchange times nothing that means generation (no E2E, no tokens).
+   */
+  generatesNothing = false;
+
   /** Requests in flight on this loop when the request arrived, and when its first token did (-1: none yet). */
   inFlightAtStart = 0;
   inFlightAtFirstToken = -1;
@@ -67,6 +82,7 @@ export class RequestMeter {
 
   /** What a meter replacing this one (same request, usage injected) carries over. */
   carryTo(next: RequestMeter): void {
+    next.generatesNothing = this.generatesNothing;
     next.inFlightAtStart = this.inFlightAtStart;
     next.readsResponse = this.readsResponse;
     next.traceId = this.traceId;
@@ -81,10 +97,67 @@ export class RequestMeter {
     readonly stripUsage: boolean,
     /** This loop's requests in flight (the sink), read once, at the first token. */
     readonly loop: InFlightCount = NO_LOOP,
-  ) {}
+    /** Which API's events the response carries (routes.ts): chat and completions share the choices scan. */
+    readonly api: ApiName = 'chat',
+  ) {
+    const typed = TYPED[api];
+    this.typed = typed?.api ?? null;
+    this.typedTable = typed?.table ?? null;
+    // Decided once: a typed-event stream's handler, or the choices one.
+    this.onData = typed ? this.onTypedData : this.onChoicesData;
+  }
 
+  private readonly typed: TypedApi | null;
+  private readonly typedTable: TypedScanTable | null;
   /** SseFramer's data handler. */
-  readonly onData = (buf: Buffer, start: number, end: number): LineVerdict => {
+  readonly onData: (buf: Buffer, start: number, end: number) => LineVerdict;
+
+  /** A typed-event stream's data line (Messages, Responses): the same template, scan-or-parse and facts as chat. */
+  private readonly onTypedData = (buf: Buffer, start: number, end: number): LineVerdict => {
+    const tpl = this.template;
+    if (tpl !== null) {
+      if (matchTemplate(buf, start, end, tpl, this.templateStart, this.templateEnd)) {
+        this.templateHits++;
+        this.onTokenChunk(this.templateVisible);
+        return KEEP;
+      }
+      this.templateMisses++;
+    }
+    let f = SCANNED;
+    if (scanTypedEvent(this.typedTable!, buf, start, end, f) === UNKNOWN) {
+      let doc: unknown;
+      try {
+        doc = JSON.parse(buf.toString('utf8', start, end));
+      } catch {
+        this.failure = 'invalid_json';
+        return GIVE_UP;
+      }
+      f = typedEventFacts(this.typed!, doc);
+      if (this.readsResponse && !this.modelLooked) this.lookForModel(doc);
+    }
+    if (f === SCANNED && lastScan.template && this.templateMisses < MAX_TEMPLATE_MISSES) {
+      this.template = Buffer.from(buf.subarray(start, end));
+      this.templateStart = lastScan.valueStart - start;
+      this.templateEnd = lastScan.valueEnd - start;
+      this.templateVisible = f.visible;
+    }
+    this.noteUsage(f);
+    if (f.token) this.onTokenChunk(f.visible);
+    return KEEP;
+  };
+
+  /** The response model of a typed stream: message_start's message.model, response.created's response.model. */
+  private lookForModel(doc: unknown): void {
+    const o = doc as Record<string, unknown> | null;
+    const holder = o && typeof o === 'object' ? (o['message'] ?? o['response']) : null;
+    const model = holder && typeof holder === 'object' ? (holder as Record<string, unknown>)['model'] : null;
+    if (typeof model === 'string' && model !== '') {
+      this.modelLooked = true;
+      this.responseModel = model.slice(0, 128);
+    }
+  }
+
+  private readonly onChoicesData = (buf: Buffer, start: number, end: number): LineVerdict => {
     if (end - start === DONE.length && buf.compare(DONE, 0, DONE.length, start, end) === 0) return KEEP;
     const tpl = this.template;
     if (tpl !== null) {
@@ -182,6 +255,11 @@ export class RequestMeter {
     } finally {
       this.jsonParts = null;
     }
+    if (this.typed) {
+      this.noteUsage(typedBodyFacts(this.typed, doc));
+      if (this.readsResponse) this.responseModel = responseFactsOf(doc, this.finishReasons);
+      return;
+    }
     this.noteUsage(eventFacts(doc));
     if (this.readsResponse) this.responseModel = responseFactsOf(doc, this.finishReasons);
   }
@@ -217,7 +295,7 @@ export class RequestMeter {
       streamed: base.streamed,
       ttft: ok && base.streamed ? sec(this.firstToken) : -1,
       ttfo: ok && base.streamed ? sec(this.firstOutput) : -1,
-      e2e: base.end < 0 ? -1 : (base.end - this.t0) / 1000,
+      e2e: base.end < 0 || this.generatesNothing ? -1 : (base.end - this.t0) / 1000,
       inputTokens: Math.max(0, this.promptTokens),
       outputTokens,
       tokenSource,

@@ -45,7 +45,8 @@ export function tenantReader(opts: TenantOptions): TenantReader {
   if (opts.tenantFrom === 'api-key') {
     const salt = opts.tenantSalt === '' ? DEFAULT_TENANT_SALT : opts.tenantSalt;
     return (headers) => {
-      const key = bearerToken(headers.authorization);
+      // Anthropic clients send the key as x-api-key; OpenAI ones as a bearer token.
+      const key = bearerToken(headers.authorization) ?? apiKeyHeader(headers['x-api-key']);
       return key === null ? null : keyHash(salt, key);
     };
   }
@@ -55,6 +56,13 @@ export function tenantReader(opts: TenantOptions): TenantReader {
 /** `key-` and the first KEY_HASH_CHARS hex characters of HMAC-SHA256(salt, key). */
 export function keyHash(salt: string, key: string): string {
   return 'key-' + createHmac('sha256', salt).update(key).digest('hex').slice(0, KEY_HASH_CHARS);
+}
+
+function apiKeyHeader(v: string | string[] | undefined): string | null {
+  const s = Array.isArray(v) ? v[0] : v;
+  if (s === undefined) return null;
+  const t = s.trim();
+  return t === '' ? null : t;
 }
 
 function bearerToken(authorization: string | undefined): string | null {

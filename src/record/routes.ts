@@ -3,24 +3,35 @@
  * forwarded request gets. A path not listed is still forwarded; its label is `other`.
  */
 
+/** The generation APIs metered in depth; each is one row of event facts (chat's in lib/events.ts, the typed ones in lib/api-events.ts). */
+export const APIS = ['chat', 'completions', 'messages', 'responses'] as const;
+export type ApiName = (typeof APIS)[number];
+
 export interface RouteInfo {
   route: string;
+  /** gen_ai.operation.name (OTel GenAI): the Messages and Responses APIs are `chat` operations. */
   operation: string;
   metered: boolean;
+  /** The API whose events the route's responses carry; null for a route that is not a generation. */
+  api: ApiName | null;
 }
 
 const TABLE: Record<string, RouteInfo> = {
-  '/v1/chat/completions': { route: 'chat_completions', operation: 'chat', metered: true },
-  '/v1/completions': { route: 'completions', operation: 'text_completion', metered: true },
-  '/v1/embeddings': { route: 'embeddings', operation: 'embeddings', metered: false },
-  '/v1/models': { route: 'models', operation: 'other', metered: false },
-  '/v1/responses': { route: 'responses', operation: 'other', metered: false },
-  '/health': { route: 'health', operation: 'other', metered: false },
-  '/version': { route: 'version', operation: 'other', metered: false },
-  '/metrics': { route: 'engine_metrics', operation: 'other', metered: false },
+  '/v1/chat/completions': { route: 'chat_completions', operation: 'chat', metered: true, api: 'chat' },
+  '/v1/completions': { route: 'completions', operation: 'text_completion', metered: true, api: 'completions' },
+  '/v1/messages': { route: 'messages', operation: 'chat', metered: true, api: 'messages' },
+  '/v1/responses': { route: 'responses', operation: 'chat', metered: true, api: 'responses' },
+  // Token counting generates nothing: counted by route, never timed.
+  '/v1/messages/count_tokens': { route: 'messages_count_tokens', operation: 'other', metered: false, api: null },
+  '/v1/responses/input_tokens': { route: 'responses_input_tokens', operation: 'other', metered: false, api: null },
+  '/v1/embeddings': { route: 'embeddings', operation: 'embeddings', metered: false, api: null },
+  '/v1/models': { route: 'models', operation: 'other', metered: false, api: null },
+  '/health': { route: 'health', operation: 'other', metered: false, api: null },
+  '/version': { route: 'version', operation: 'other', metered: false, api: null },
+  '/metrics': { route: 'engine_metrics', operation: 'other', metered: false, api: null },
 };
 
-const OTHER: RouteInfo = { route: 'other', operation: 'other', metered: false };
+const OTHER: RouteInfo = { route: 'other', operation: 'other', metered: false, api: null };
 
 /** Every value the route label can take (for cardinality tests and README). */
 export const ROUTE_LABELS = [...new Set([...Object.values(TABLE).map((r) => r.route), OTHER.route])];

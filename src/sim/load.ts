@@ -1,5 +1,5 @@
 /**
- * A load generator of streaming OpenAI requests, timed from the client's side: open loop
+ * A load generator of streaming requests on any of the four generation APIs, timed from the client's side: open loop
  * (Poisson or constant arrivals at a rate, whatever the server's speed) or closed loop
  * (a fixed number of requests in flight). Streams are read with the proxy's own SSE
  * framing and event rules, so "first token" means here what it means in the metrics.
@@ -8,14 +8,23 @@
 import { performance } from 'node:perf_hooks';
 import { Agent, request, type Dispatcher } from 'undici';
 import { eventFacts } from '../lib/events.js';
+import { MESSAGES_API, RESPONSES_API, typedEventFacts } from '../lib/api-events.js';
 import { KEEP, SseFramer } from '../lib/sse.js';
 import { prng } from './text.js';
+
+/** The generation APIs the load speaks: each its path, its request body, its events. */
+export const LOAD_ROUTES = ['completion', 'chat', 'messages', 'responses'] as const;
+export type LoadRoute = (typeof LOAD_ROUTES)[number];
+
+const PATHS: Record<LoadRoute, string> = {
+  completion: '/v1/completions', chat: '/v1/chat/completions', messages: '/v1/messages', responses: '/v1/responses',
+};
 
 export interface LoadOptions {
   /** Base URL of the server, e.g. http://127.0.0.1:8000 */
   url: string;
   model?: string;
-  route?: 'chat' | 'completion';
+  route?: LoadRoute;
   /** How many requests to send in all. */
   requests: number;
   /** Closed loop: this many in flight at all times (default 1 when no rate is given). */
@@ -101,19 +110,26 @@ async function openLoop(opts: LoadOptions, rate: number, one: (i: number) => Pro
 
 function requestBody(opts: LoadOptions, index: number): string {
   const prompt = typeof opts.prompt === 'function' ? opts.prompt(index) : (opts.prompt ?? DEFAULT_PROMPT);
-  const common = {
-    ...(opts.model ? { model: opts.model } : {}),
-    max_tokens: opts.maxTokens ?? 128,
-    // vLLM's extension; sent only when wanted, since strict servers reject unknown fields.
-    ...((opts.ignoreEos ?? true) ? { ignore_eos: true } : {}),
-    stream: true,
-    stream_options: { include_usage: true },
-  };
-  return JSON.stringify(opts.route === 'completion' ? { ...common, prompt } : { ...common, messages: [{ role: 'user', content: prompt }] });
+  const model = opts.model ? { model: opts.model } : {};
+  // vLLM's extension; sent only when wanted, since strict servers reject unknown fields.
+  const eos = (opts.ignoreEos ?? true) ? { ignore_eos: true } : {};
+  const max = opts.maxTokens ?? 128;
+  const route = opts.route ?? 'chat';
+  // The Messages and Responses APIs always end a stream with usage: no stream_options there.
+  if (route === 'messages') return JSON.stringify({ ...model, max_tokens: max, ...eos, stream: true, messages: [{ role: 'user', content: prompt }] });
+  if (route === 'responses') return JSON.stringify({ ...model, max_output_tokens: max, ...eos, stream: true, input: prompt });
+  const common = { ...model, max_tokens: max, ...eos, stream: true, stream_options: { include_usage: true } };
+  return JSON.stringify(route === 'completion' ? { ...common, prompt } : { ...common, messages: [{ role: 'user', content: prompt }] });
 }
 
+const FACTS: Record<LoadRoute, (doc: unknown) => ReturnType<typeof eventFacts>> = {
+  completion: eventFacts, chat: eventFacts,
+  messages: (doc) => typedEventFacts(MESSAGES_API, doc), responses: (doc) => typedEventFacts(RESPONSES_API, doc),
+};
+
 async function streamOne(opts: LoadOptions, dispatcher: Dispatcher, index: number, t0: number): Promise<RequestResult> {
-  const path = opts.route === 'completion' ? '/v1/completions' : '/v1/chat/completions';
+  const path = PATHS[opts.route ?? 'chat'];
+  const factsOf = FACTS[opts.route ?? 'chat'];
   const sent = performance.now();
   const r: RequestResult = {
     index, startMs: sent - t0, ok: false, status: 0, error: null, ttft: null, e2e: 0, chunks: 0, outputTokens: 0, promptTokens: null, tpot: null,
@@ -124,7 +140,7 @@ async function streamOne(opts: LoadOptions, dispatcher: Dispatcher, index: numbe
     if (e - s === 6 && buf.toString('latin1', s, e) === '[DONE]') return KEEP;
     let facts;
     try {
-      facts = eventFacts(JSON.parse(buf.toString('utf8', s, e)));
+      facts = factsOf(JSON.parse(buf.toString('utf8', s, e)));
     } catch {
       return KEEP;
     }

@@ -9,6 +9,7 @@ import {
 } from './chunks.js';
 import type { SeqSink } from './engine.js';
 import { nextToken, TOKENS } from './text.js';
+import type { TypedStream } from './typed.js';
 
 /** What one request will generate, decided when it arrives. */
 export interface Script {
@@ -130,5 +131,45 @@ export class BodyReply implements SeqSink {
       else this.out.content += p.text;
     }
     if (last) this.done(this.out, this.script.finish, this.sent);
+  }
+}
+
+/** A Messages or Responses stream (typed.ts): the same tokens as chat, in that API's events. */
+export class TypedStreamReply implements SeqSink {
+  private sent = 0;
+  stopped = false;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly stream: TypedStream,
+    private readonly script: Script,
+    private readonly promptTokens: number,
+    private readonly usage: Pick<UsageOptions, 'cached' | 'reasoningDetails'>,
+    private readonly fault: Fault,
+    private readonly stop: () => void,
+  ) {}
+
+  tokens(count: number, last: boolean): void {
+    if (this.stopped) return;
+    const from = this.sent;
+    this.sent += count;
+    let out = from === 0 ? this.stream.start(this.promptTokens) : '';
+    if (this.script.tool && from === 0) out += this.stream.toolHead();
+    else {
+      const p = pieces(this.script, from, count);
+      out += this.stream.piece(p.kind, p.text);
+    }
+    if (this.fault && this.sent >= this.fault.at && !last) {
+      this.stopped = true;
+      this.stop();
+      if (this.fault.kind === 'error') return void this.res.end(out + this.stream.error('Simulated engine failure (--midstream-error-rate).'));
+      this.res.write(out);
+      setImmediate(() => this.res.socket?.destroy());
+      return;
+    }
+    if (last) {
+      this.res.end(out + this.stream.finish(this.script.finish, usageWithDetails(this.usage, this.script, this.promptTokens, this.sent)));
+      this.stopped = true;
+    } else this.res.write(out);
   }
 }

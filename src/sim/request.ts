@@ -7,7 +7,7 @@ import { estimateTokens, fnv1a, prng } from './text.js';
 import type { SimOptions } from './options.js';
 import type { Script } from './reply.js';
 
-export type Route = 'chat' | 'completion';
+export type Route = 'chat' | 'completion' | 'messages' | 'responses';
 
 export interface Generation {
   route: Route;
@@ -23,6 +23,8 @@ export interface Generation {
   seed: number | null;
   /** The function a tool call will name, when the request allows tool calls. */
   toolName: string | null;
+  /** Responses' `background: true`: answered at once with a queued response. */
+  background: boolean;
 }
 
 export class RequestError extends Error {
@@ -42,8 +44,9 @@ export function parseGeneration(route: Route, body: unknown, opts: SimOptions): 
   if (!opts.models.includes(model)) throw new RequestError(404, 'NotFoundError', `The model \`${model}\` does not exist.`);
   const n = b['n'] ?? 1;
   if (n !== 1) throw bad('The simulator generates one choice per request (n must be 1).');
-  const { text: promptText, tokens: promptTokens } = route === 'chat' ? chatPrompt(b) : completionPrompt(b);
-  const maxTokens = optionalCount(b['max_completion_tokens'] ?? b['max_tokens'], 'max_tokens', 1);
+  const { text: promptText, tokens: promptTokens } = PROMPT[route](b);
+  const maxTokens = route === 'messages' ? requiredCount(b['max_tokens'], 'max_tokens')
+    : optionalCount(route === 'responses' ? b['max_output_tokens'] : (b['max_completion_tokens'] ?? b['max_tokens']), route === 'responses' ? 'max_output_tokens' : 'max_tokens', 1);
   if (promptTokens + (maxTokens ?? 0) > opts.maxModelLen) {
     throw bad(
       `This model's maximum context length is ${opts.maxModelLen} tokens. However, you requested ${promptTokens + (maxTokens ?? 0)} tokens ` +
@@ -52,16 +55,39 @@ export function parseGeneration(route: Route, body: unknown, opts: SimOptions): 
   }
   const so = (b['stream_options'] ?? {}) as Obj;
   const stream = b['stream'] === true;
-  const includeUsage = stream && so['include_usage'] === true;
+  // The Messages and Responses APIs always end a stream with usage.
+  const includeUsage = stream && (route === 'messages' || route === 'responses' || so['include_usage'] === true);
   return {
     route, model, stream, promptText, promptTokens, maxTokens,
     includeUsage,
-    continuousUsage: includeUsage && so['continuous_usage_stats'] === true,
+    continuousUsage: (route === 'chat' || route === 'completion') && includeUsage && so['continuous_usage_stats'] === true,
     minTokens: optionalCount(b['min_tokens'], 'min_tokens', 0) ?? 0,
     ignoreEos: b['ignore_eos'] === true,
     seed: typeof b['seed'] === 'number' ? b['seed'] : null,
-    toolName: route === 'chat' ? toolName(b, opts) : null,
+    toolName: route === 'completion' ? null : toolName(route, b, opts),
+    background: route === 'responses' && b['background'] === true,
   };
+}
+
+const PROMPT: Record<Route, (b: Obj) => { text: string; tokens: number }> = {
+  chat: chatPrompt,
+  completion: completionPrompt,
+  messages: (b) => {
+    const system = typeof b['system'] === 'string' ? b['system'] : contentText(b['system']);
+    return chatPrompt({ ...b, messages: [...(system ? [{ role: 'system', content: system }] : []), ...(Array.isArray(b['messages']) ? (b['messages'] as Obj[]) : [])] });
+  },
+  responses: (b) => {
+    const input = b['input'];
+    const items = typeof input === 'string' ? [{ role: 'user', content: input }] : Array.isArray(input) ? (input as Obj[]) : [];
+    const instructions = typeof b['instructions'] === 'string' ? [{ role: 'system', content: b['instructions'] }] : [];
+    if (items.length === 0) throw bad('`input` must be a non-empty string or list of items.');
+    return chatPrompt({ ...b, messages: [...instructions, ...items.map((i) => ({ role: i['role'] ?? 'user', content: i['content'] ?? i['output'] ?? '' }))] });
+  },
+};
+
+function requiredCount(v: unknown, name: string): number {
+  if (v === undefined || v === null) throw bad(`${name} is required.`);
+  return optionalCount(v, name, 1)!;
 }
 
 /** The chat template's rendering, roughly: role markers and message texts, then tool definitions. */
@@ -81,7 +107,7 @@ function chatPrompt(b: Obj): { text: string; tokens: number } {
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.map((p: Obj) => (p && p['type'] === 'text' ? String(p['text']) : '[media]')).join('\n');
+  return content.map((p: Obj) => (p && (p['type'] === 'text' || p['type'] === 'input_text') ? String(p['text']) : '[media]')).join('\n');
 }
 
 /** One string, or one list of token ids (then the count is exact). */
@@ -99,13 +125,16 @@ function optionalCount(v: unknown, name: string, min: number): number | null {
   return v;
 }
 
-function toolName(b: Obj, opts: SimOptions): string | null {
+function toolName(route: Route, b: Obj, opts: SimOptions): string | null {
   if (opts.toolCalls === 'never') return null;
   const tools = Array.isArray(b['tools']) ? (b['tools'] as Obj[]) : [];
   const choice = b['tool_choice'];
-  if (choice === 'none' || (tools.length === 0 && opts.toolCalls !== 'always')) return null;
-  const named = choice && typeof choice === 'object' ? ((choice as Obj)['function'] as Obj | undefined)?.['name'] : undefined;
-  const first = (tools[0]?.['function'] as Obj | undefined)?.['name'];
+  const none = choice === 'none' || (choice !== null && typeof choice === 'object' && (choice as Obj)['type'] === 'none');
+  if (none || (tools.length === 0 && opts.toolCalls !== 'always')) return null;
+  // Chat nests the name under `function`; Messages and Responses keep it on the tool (and on a named choice).
+  const holder = (o: Obj | undefined) => (route === 'chat' ? (o?.['function'] as Obj | undefined) : o);
+  const named = choice && typeof choice === 'object' ? holder(choice as Obj)?.['name'] : undefined;
+  const first = holder(tools[0])?.['name'];
   return String(named ?? first ?? 'get_weather');
 }
 
@@ -125,7 +154,7 @@ export function planScript(gen: Generation, opts: SimOptions): Script {
   return {
     outputTokens,
     finish: byLimit ? 'length' : tool ? 'tool_calls' : 'stop',
-    reasoningTokens: opts.reasoning !== null && !tool && gen.route === 'chat' ? Math.floor((outputTokens - 1) * 0.4) : 0,
+    reasoningTokens: opts.reasoning !== null && !tool && gen.route !== 'completion' ? Math.floor((outputTokens - 1) * 0.4) : 0,
     tool,
     rand,
   };

@@ -8,7 +8,8 @@ import {
 } from './chunks.js';
 import type { Engine, Sequence } from './engine.js';
 import type { SimOptions } from './options.js';
-import { BodyReply, StreamReply, usageWithDetails, type Fault } from './reply.js';
+import { BodyReply, StreamReply, TypedStreamReply, usageWithDetails, type Fault } from './reply.js';
+import { messagesBody, messagesStream, queuedResponseBody, responsesBody, responsesStream, type TypedIdentity } from './typed.js';
 import { parseGeneration, planScript, RequestError, type Route } from './request.js';
 import { blockHashes, hexId, prng } from './text.js';
 import type { Registry } from 'prom-client';
@@ -71,7 +72,7 @@ export function createHandler(opts: SimOptions, engine: Engine, registry: Regist
     }
     const script = planScript(gen, opts);
     const who: StreamIdentity = {
-      id: `${route === 'chat' ? 'chatcmpl' : 'cmpl'}-${hexId(idRand)}`,
+      id: route === 'responses' ? `resp_${hexId(idRand)}` : `${route === 'completion' ? 'cmpl' : 'chatcmpl'}-${hexId(idRand)}`,
       created: Math.floor(Date.now() / 1000),
       model: gen.model,
       reasoningField: opts.reasoning ?? 'reasoning_content',
@@ -90,7 +91,29 @@ export function createHandler(opts: SimOptions, engine: Engine, registry: Regist
       if (!ended && seq) engine.abort(seq);
       ended = true;
     });
-    if (gen.stream) {
+    const typed: TypedIdentity | null = route === 'messages' || route === 'responses'
+      ? { id: who.id, created: who.created, model: who.model, tool: who.tool, maxTokens: gen.maxTokens ?? opts.maxModelLen - gen.promptTokens }
+      : null;
+    if (typed && gen.background && !gen.stream) {
+      // Queued at once; the engine still generates it (the GPU is busy), nobody waits for it here.
+      res.writeHead(200, JSON_TYPE).end(queuedResponseBody(typed));
+      ended = true;
+      seq = engine.add({ ...spec, sink: { tokens: () => {} } });
+      return;
+    }
+    if (typed && gen.stream) {
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+      res.flushHeaders();
+      const fault = pickFault(script.outputTokens);
+      if (fault?.kind === 'error') counts.injectedMidstreamErrors++;
+      if (fault?.kind === 'drop') counts.injectedDrops++;
+      const stream = route === 'messages' ? messagesStream(typed, idRand) : responsesStream(typed, idRand);
+      const reply = new TypedStreamReply(res, stream, script, gen.promptTokens, details, fault, () => {
+        ended = true;
+        if (seq) engine.abort(seq);
+      });
+      seq = engine.add({ ...spec, sink: { tokens: (n, last) => { if (last) ended = true; reply.tokens(n, last); } } });
+    } else if (gen.stream) {
       res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
       res.flushHeaders();
       const fault = pickFault(script.outputTokens);
@@ -107,10 +130,24 @@ export function createHandler(opts: SimOptions, engine: Engine, registry: Regist
       const reply = new BodyReply(script, (out, finish, completion) => {
         ended = true;
         const usage = usageWithDetails(details, script, gen.promptTokens, completion);
-        res.writeHead(200, JSON_TYPE).end(route === 'chat' ? chatCompletionBody(who, out, finish, usage) : completionBody(who, out, finish, usage));
+        const body = typed ? (route === 'messages' ? messagesBody : responsesBody)(typed, out, finish, usage, idRand)
+          : route === 'chat' ? chatCompletionBody(who, out, finish, usage) : completionBody(who, out, finish, usage);
+        res.writeHead(200, JSON_TYPE).end(body);
       });
       seq = engine.add({ ...spec, sink: reply });
     }
+  };
+
+  /** Token counting: the prompt's count, no generation. */
+  const countTokens = (route: Route) => async (req: IncomingMessage, res: ServerResponse) => {
+    let gen;
+    try {
+      gen = parseGeneration(route, { max_tokens: 1, ...(JSON.parse(await readBody(req)) as object) }, opts);
+    } catch (err) {
+      if (err instanceof RequestError) return sendError(res, err.status, err.type, err.message);
+      return sendError(res, 400, 'BadRequestError', 'The request body is not valid JSON.');
+    }
+    res.writeHead(200, JSON_TYPE).end(JSON.stringify(route === 'messages' ? { input_tokens: gen.promptTokens } : { object: 'response.input_tokens', input_tokens: gen.promptTokens }));
   };
 
   const routes: Record<string, Handler> = {
@@ -123,6 +160,10 @@ export function createHandler(opts: SimOptions, engine: Engine, registry: Regist
     },
     'POST /v1/chat/completions': generate('chat'),
     'POST /v1/completions': generate('completion'),
+    'POST /v1/messages': generate('messages'),
+    'POST /v1/responses': generate('responses'),
+    'POST /v1/messages/count_tokens': countTokens('messages'),
+    'POST /v1/responses/input_tokens': countTokens('responses'),
   };
   const paths = new Set(Object.keys(routes).map((k) => k.split(' ')[1]));
 

@@ -12,7 +12,7 @@ export interface FakeScript {
   /** Stream a scripted schedule. */
   schedule?: { firstMs: number; chunks: number; gapMs: number; usage?: number; promptTokens?: number; role?: boolean; reasoningChunks?: number; cachedTokens?: number; reasoningTokens?: number };
   /** Replay these bytes (base64), split into writes at these offsets, `delayMs` apart. */
-  raw?: { b64: string; splits?: number[]; delayMs?: number; contentType?: string };
+  raw?: { b64: string; splits?: number[]; delayMs?: number; contentType?: string; resetAt?: number };
   /** Answer with this status and body. */
   status?: { code: number; body: string; contentType?: string };
   /** After `afterChunks` chunks: 'error' event, 'reset' the socket, or 'hang' forever. */
@@ -145,8 +145,16 @@ async function handle(req: IncomingMessage, res: ServerResponse, events: FakeEve
     let from = 0;
     const start = performance.now();
     let k = 0;
+    const resetAt = script.raw.resetAt;
     for (const at of [...(script.raw.splits ?? []), bytes.length]) {
       if (closedEarly) return;
+      if (resetAt !== undefined && at > resetAt) {
+        // The engine drops the connection mid-body: what was written leaves, then the socket dies.
+        res.write(bytes.subarray(from, resetAt));
+        await sleep(20);
+        res.socket?.destroy();
+        return;
+      }
       if (at > from) res.write(bytes.subarray(from, at));
       from = Math.max(from, at);
       // Absolute schedule: write k goes out at start + k × delay, so lateness never accumulates.

@@ -24,8 +24,14 @@ test('infermeter demo serves traffic and /metrics, and exits 0 on SIGINT', async
     assert.match(await (await request(page[1]!)).body.text(), /<title>infermeter status<\/title>/);
     const status = (await (await request(`${page[1]!}api/v1/status`)).body.json()) as { models: { model: string }[] };
     assert.deepEqual(status.models.map((m) => m.model), ['meta-llama/Llama-3.1-8B-Instruct']);
-    const { samples } = await scrape(metricsUrl);
-    assert.ok(sumSamples(samples, 'infermeter_requests_total', { outcome: 'ok' }) > 0, 'requests went through the proxy');
+    // Every generation API carries some of the demo's load (a 3 s step at 8 req/s: each at least one request).
+    let samples = (await scrape(metricsUrl)).samples;
+    const apis = ['chat_completions', 'completions', 'messages', 'responses'];
+    while (apis.some((route) => sumSamples(samples, 'infermeter_requests_total', { route, outcome: 'ok' }) === 0)) {
+      assert.ok(Date.now() < deadline + 15_000, `not every API had traffic: ${apis.map((r) => `${r} ${sumSamples(samples, 'infermeter_requests_total', { route: r })}`).join(', ')}`);
+      await new Promise((r) => setTimeout(r, 250));
+      samples = (await scrape(metricsUrl)).samples;
+    }
     assert.ok(sumSamples(samples, 'gen_ai_server_time_to_first_token_seconds_count') > 0);
     assert.equal(sumSamples(samples, 'infermeter_collector_up', { collector: 'gpu' }), 1, 'the fake nvidia-smi feeds the GPU collector');
     assert.equal(sumSamples(samples, 'infermeter_collector_up', { collector: 'engine' }), 1, 'the simulator feeds the engine collector');

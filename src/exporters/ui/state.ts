@@ -10,7 +10,7 @@ import type { RequestRecord } from '../../record/record.js';
 import { judge, type Verdict } from '../../slo/judge.js';
 import type { SloConfig } from '../../slo/config.js';
 import { Ring } from './ring.js';
-import { CHART_SECONDS, COARSE_SLOT_SECONDS, COARSE_SLOTS, ModelState } from './model-state.js';
+import { CHART_SECONDS, COARSE_SLOT_SECONDS, COARSE_SLOTS, ModelState, coarseRange } from './model-state.js';
 import { MAX_GPUS, readCollectors, readEngine, readGpus, type CollectorReading, type EngineReading, type GpuReading } from './registry-read.js';
 
 /** host ring fields. */
@@ -36,6 +36,8 @@ export class StatusState {
   readonly engineCounters = new Ring(ENGINE_SLOTS, 3, (n) => new Float64Array(n), NaN);
   readonly startedAt: number;
   inFlight = 0;
+  /** Requests per route (the API split) per coarse slot, the last hour's slots only. */
+  readonly routeSlots = new Map<number, Map<string, number>>();
   /** Generation requests in flight per model label now (the proxy's count; empty until one is reported). */
   inFlightByModel: ReadonlyMap<string, number> = new Map();
   gpus: GpuReading[] = [];
@@ -59,6 +61,17 @@ export class StatusState {
     return this.opts.slos;
   }
 
+  /** Requests per route over the last `seconds` (coarse slots, the current one included). */
+  routes(seconds: number): Record<string, number> {
+    const [from, to] = coarseRange(this.now(), seconds);
+    const out: Record<string, number> = {};
+    for (const [slot, routes] of this.routeSlots) {
+      if (slot < from || slot > to) continue;
+      for (const [route, n] of routes) out[route] = (out[route] ?? 0) + n;
+    }
+    return out;
+  }
+
   /** A config reload's SLOs: records from now on are judged against them. */
   set slos(slos: SloConfig) {
     this.opts.slos = slos;
@@ -73,7 +86,14 @@ export class StatusState {
     if (inFlightByModel) this.inFlightByModel = inFlightByModel;
     if (records.length === 0) return;
     const now = this.now();
+    const slot = Math.floor(now / (COARSE_SLOT_SECONDS * 1000));
+    let routes = this.routeSlots.get(slot);
+    if (!routes) {
+      this.routeSlots.set(slot, (routes = new Map()));
+      for (const k of this.routeSlots.keys()) if (k < slot - 3600 / COARSE_SLOT_SECONDS) this.routeSlots.delete(k);
+    }
     records.forEach((r, i) => {
+      routes!.set(r.route, (routes!.get(r.route) ?? 0) + 1);
       const label = labelOf(r.model);
       let m = this.models.get(label);
       if (!m) this.models.set(label, (m = new ModelState(this.random)));

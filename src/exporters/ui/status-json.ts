@@ -79,6 +79,8 @@ export interface StatusDocument {
   windows: { nowSeconds: number; rateSeconds: number; percentileSeconds: number; chartSeconds: number; sloSlotSeconds: number };
   objective: number;
   inFlight: number;
+  /** Requests per route (chat_completions, completions, messages, responses, ...) over the last 5 minutes: the API split. */
+  routes5m: Record<string, number>;
   models: ModelStatus[];
   gpus: GpuReading[];
   engine: (Omit<EngineReading, 'preemptionsTotal' | 'prefixCacheHitsTotal' | 'prefixCacheQueriesTotal'> & { preemptions5m: number | null }) | null;
@@ -161,6 +163,7 @@ export function buildStatus(state: StatusState, q: StatusQuery, slow: SlowReques
     windows: { nowSeconds: NOW_SECONDS, rateSeconds: RATE_SECONDS, percentileSeconds: PERCENTILE_SECONDS, chartSeconds: CHART_SECONDS, sloSlotSeconds: COARSE_SLOT_SECONDS },
     objective: state.slos.objective,
     inFlight: state.inFlight,
+    routes5m: state.routes(WINDOWS['5m']),
     models,
     gpus: state.gpus,
     engine: e && {

@@ -179,3 +179,18 @@ test('burn rates and attainment: 5 m forgets what 1 h still holds; rates cover t
   assert.equal(m.ttft.p99, 0.1);
   assert.deepEqual(m.outcomes5m, { ok: 10 });
 });
+
+test('the route split: requests per API over 5 minutes, old slots forgotten', async () => {
+  let now = Date.UTC(2026, 0, 1, 12);
+  const state = new StatusState({ slos, registry: new Registry(), now: () => now });
+  const routed = (route: string, n: number) => Array.from({ length: n }, () => ({ ...record('m', 0.1), route }));
+  state.ingest([...routed('chat_completions', 3), ...routed('messages', 5)], 0, (m) => m);
+  now += 6 * 60_000;
+  state.ingest([...routed('responses', 2), ...routed('messages', 1)], 0, (m) => m);
+  now += 1000;
+  await state.tick();
+  const doc = buildStatus(state, { model: ALL_MODELS, since: 0 }, null);
+  assert.deepEqual(doc.routes5m, { responses: 2, messages: 1 });
+  assert.deepEqual(state.routes(3600), { chat_completions: 3, messages: 6, responses: 2 });
+  assert.ok(statusValidator()(doc), 'the document stays valid');
+});

@@ -117,6 +117,8 @@ export const APP_JS = String.raw`'use strict';
     });
     $('model-count').textContent = shown + ' of ' + doc.models.length + ' models · sorted by req/s · click a row to chart it';
     $('models-note').textContent = doc.models.length ? '' : 'No requests yet: send traffic through the proxy.';
+    var routes = Object.keys(doc.routes5m).sort(function (a, b) { return doc.routes5m[b] - doc.routes5m[a]; });
+    $('routes-note').textContent = routes.length ? 'requests by API (route), 5 min: ' + routes.map(function (r) { return r + ' ' + doc.routes5m[r]; }).join(' · ') : '';
     var sel = $('chart-model');
     var want = ['*'].concat(doc.models.map(function (m) { return m.model; }));
     var have = Array.prototype.map.call(sel.options, function (o) { return o.value; });

@@ -37,6 +37,7 @@ export const PAGE_HTML = `<!doctype html>
     </table>
   </div>
   <p class="muted small" id="models-note"></p>
+  <p class="muted small" id="routes-note" title="requests per route label over the last 5 minutes: which generation APIs the traffic uses"></p>
 </section>
 <section>
   <div class="bar">

@@ -15,7 +15,7 @@ import { DEFAULT_BUCKETS, type BucketSet } from './lib/metric-def.js';
 import { markRequired } from './lib/cli-help.js';
 import { nearest } from './lib/nearest.js';
 import {
-  oneOf, parseBool, parseDuration, parseHostPort, parseHttpUrl, parseList, parsePositiveInt, parseSize, type HostPort,
+  oneOf, parseBool, parseDuration, parseHostPort, parseHttpUrl, parseList, parsePositiveInt, parseSize, type HostPort, positiveDuration, boundedInt, parseBucketFactor, parseHeaderName, nonEmpty, dmonLetters, wholeSeconds,
 } from './lib/parse.js';
 import { AUTO_MAX, parseWorkers } from './lib/cpus.js';
 import { checkTlsFiles } from './lib/tls.js';
@@ -184,24 +184,6 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'slowLogWindow', flag: '--slow-log-window <duration>', help: 'slow-request log: how far back the lists reach', default: '15m', parse: positiveDuration },
   { key: 'ui', flag: '--ui <bool>', help: 'serve the live status page at / and /ui, and its JSON at /api/v1/status, on the metrics listener (read-only)', default: 'true', parse: parseBool },
 ];
-
-function positiveDuration(v: string): number {
-  const s = parseDuration(v);
-  if (!(s > 0)) throw new Error(`expected a duration above 0 such as 10s, got "${v}"`);
-  return s;
-}
-
-function boundedInt(value: string, min: number, max: number): number {
-  const n = parsePositiveInt(value);
-  if (n < min || n > max) throw new Error(`expected a whole number from ${min} to ${max}, got "${value}"`);
-  return n;
-}
-
-function parseBucketFactor(value: string): number {
-  const f = Number(value.trim());
-  if (!(f > 1) || !Number.isFinite(f)) throw new Error(`expected a number above 1 such as 1.1, got "${value}"`);
-  return f;
-}
 
 export function envName(spec: OptionSpec): string {
   const long = spec.flag.split(' ')[0]!.replace(/^--(no-)?/, '');
@@ -400,25 +382,4 @@ function resolveBuckets(raw: unknown, slos: SloConfig, where: string): Record<Bu
     out[set] = [...new Set([...(list as number[]), ...thresholdsInBucketSet(slos, set)])].sort((a, b) => a - b);
   }
   return out;
-}
-
-function parseHeaderName(v: string): string {
-  if (v !== '' && !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(v)) throw new Error(`expected an HTTP header name such as x-tenant-id, got "${v}"`);
-  return v.toLowerCase();
-}
-
-function nonEmpty(v: string): string {
-  if (v.trim() === '') throw new Error('must not be empty');
-  return v;
-}
-
-function dmonLetters(v: string): string {
-  if (!/^[pucvmet]+$/.test(v)) throw new Error(`expected letters from "pucvmet" (nvidia-smi dmon -s), got "${v}"`);
-  return v;
-}
-
-function wholeSeconds(v: string): number {
-  const s = parseDuration(v);
-  if (s < 1 || !Number.isInteger(s)) throw new Error(`nvidia-smi dmon samples in whole seconds (>= 1s), got "${v}"`);
-  return s;
 }

@@ -91,3 +91,44 @@ export function oneOf<T extends string>(choices: readonly T[]) {
     return v;
   };
 }
+
+// Value parsers of the flag table (config.ts), kept here with the others.
+
+export function positiveDuration(v: string): number {
+  const s = parseDuration(v);
+  if (!(s > 0)) throw new Error(`expected a duration above 0 such as 10s, got "${v}"`);
+  return s;
+}
+
+export function boundedInt(value: string, min: number, max: number): number {
+  const n = parsePositiveInt(value);
+  if (n < min || n > max) throw new Error(`expected a whole number from ${min} to ${max}, got "${value}"`);
+  return n;
+}
+
+export function parseBucketFactor(value: string): number {
+  const f = Number(value.trim());
+  if (!(f > 1) || !Number.isFinite(f)) throw new Error(`expected a number above 1 such as 1.1, got "${value}"`);
+  return f;
+}
+
+export function parseHeaderName(v: string): string {
+  if (v !== '' && !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(v)) throw new Error(`expected an HTTP header name such as x-tenant-id, got "${v}"`);
+  return v.toLowerCase();
+}
+
+export function nonEmpty(v: string): string {
+  if (v.trim() === '') throw new Error('must not be empty');
+  return v;
+}
+
+export function dmonLetters(v: string): string {
+  if (!/^[pucvmet]+$/.test(v)) throw new Error(`expected letters from "pucvmet" (nvidia-smi dmon -s), got "${v}"`);
+  return v;
+}
+
+export function wholeSeconds(v: string): number {
+  const s = parseDuration(v);
+  if (s < 1 || !Number.isInteger(s)) throw new Error(`nvidia-smi dmon samples in whole seconds (>= 1s), got "${v}"`);
+  return s;
+}

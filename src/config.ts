@@ -19,6 +19,7 @@ import {
 } from './lib/parse.js';
 import { AUTO_MAX, parseWorkers } from './lib/cpus.js';
 import { checkTlsFiles } from './lib/tls.js';
+import { loadWebConfig } from './side/web-config.js';
 import { parseSloConfig, thresholdsInBucketSet, type SloConfig } from './slo/config.js';
 import { traceSettings, type TraceSettings } from './lib/trace-env.js';
 import { DEFAULT_IN_FLIGHT_BANDS, DEFAULT_PROMPT_CLASSES, parseBounds } from './metrics/breakdown.js';
@@ -81,6 +82,8 @@ export interface Config {
   tlsKey: string;
   metricsTlsCert: string;
   metricsTlsKey: string;
+  /** exporter-toolkit web config (TLS, basic auth) of the metrics listener; '' = none. */
+  webConfigFile: string;
   /** Export the span of every failed or SLO-breaching request, sampled or not. */
   traceKeepFailures: boolean;
   /** Slow-request log (/debug/requests): entries kept per model and list, and over how long. */
@@ -179,6 +182,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'tlsKey', flag: '--tls-key <file>', help: 'PEM private key of --tls-cert', default: '', parse: (v) => v },
   { key: 'metricsTlsCert', flag: '--metrics-tls-cert <file>', help: 'PEM certificate: the metrics listener speaks HTTPS (with --metrics-tls-key)', default: '', parse: (v) => v },
   { key: 'metricsTlsKey', flag: '--metrics-tls-key <file>', help: 'PEM private key of --metrics-tls-cert', default: '', parse: (v) => v },
+  { key: 'webConfigFile', flag: '--web.config.file <file>', help: 'exporter-toolkit web config for the metrics listener: tls_server_config (wins over --metrics-tls-*) and bcrypt basic_auth_users, on every endpoint but /healthz and /readyz; re-read on SIGHUP', default: '', parse: (v) => v },
   { key: 'traceKeepFailures', flag: '--trace-keep-failures <bool>', help: 'with tracing on (OTEL_TRACES_EXPORTER=otlp), also export the span of every failed or SLO-breaching request the sampler left out (decided when the request ends)', default: 'false', parse: parseBool },
   { key: 'slowLogSize', flag: '--slow-log-size <n>', help: 'slow-request log (/debug/requests): requests kept per model in each list (slowest by TTFT, by TPOT, failed)', default: '10', parse: (v) => boundedInt(v, 1, 100) },
   { key: 'slowLogWindow', flag: '--slow-log-window <duration>', help: 'slow-request log: how far back the lists reach', default: '15m', parse: positiveDuration },
@@ -273,6 +277,7 @@ export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.Pr
   if (file['upstreams'] !== undefined) origins['upstream'] = origins['upstreams'] = 'file';
   cfg.origins = origins;
   checkTlsFiles(cfg);
+  if (cfg.webConfigFile) loadWebConfig(cfg.webConfigFile);
   if (cfg.engineMetrics === '' && cfg.upstream) cfg.engineMetrics = `${cfg.upstream}/metrics`;
   if (cfg.collectorGpu && cfg.gpuSource === 'dcgm-exporter' && cfg.dcgmExporterUrl === '') {
     throw new ConfigError('--dcgm-exporter-url', 'is required with --gpu-source dcgm-exporter: the exporter\'s metrics URL, e.g. http://127.0.0.1:9400/metrics');

@@ -32,7 +32,8 @@ import { chooseExposition } from '../exporters/prometheus/negotiate.js';
 import { encodeRegistry, PROTOBUF_CONTENT_TYPE } from '../exporters/prometheus/proto.js';
 import { ProxyHealth, UPSTREAM_PROBE_MS, type HealthAnswer, type ProxyState } from './health.js';
 import { ReloadMetrics } from '../metrics/reload-metrics.js';
-import { listenerTls, upstreamConnectOptions } from '../lib/tls.js';
+import { upstreamConnectOptions } from '../lib/tls.js';
+import { WebGuard, listenerTlsOptions, loadWebConfig, type WebConfig } from './web-config.js';
 import { setLogLevel } from '../lib/log.js';
 
 import { OPENMETRICS_CONTENT_TYPE, renderOpenMetrics } from '../exporters/prometheus/openmetrics.js';
@@ -55,6 +56,8 @@ export interface SideOptions extends CollectorOptions, TlsFiles, OtlpConfigOptio
   webEnableLifecycle: boolean;
   ui: boolean;
   configFile: string | null;
+  /** --web.config.file ('' = none): TLS and basic auth of the listener; the path is fixed at start, the file is re-read on reload. */
+  webConfigFile: string;
 }
 
 /**
@@ -97,6 +100,8 @@ export class MetricsSide {
   private probeTimer: NodeJS.Timeout | null = null;
   /** The live status page (src/exporters/ui/), null under --ui=false. */
   readonly statusPage: StatusPage | null;
+  /** --web.config.file: basic auth and TLS of every endpoint but the probes. */
+  private readonly guard: WebGuard;
 
   constructor(
     private config: SideOptions,
@@ -123,6 +128,7 @@ export class MetricsSide {
     this.trail = new RequestTrail(config, log, (m) => this.models.label(m));
     this.statusPage = config.ui ? new StatusPage({ registry: this.registry, slos: config.slos, log, labelOf: (m) => this.models.label(m) }) : null;
     if (this.statusPage) this.statusPage.slowRequests = slowLogProvider(this.trail.slowLog);
+    this.guard = new WebGuard(config.webConfigFile ? loadWebConfig(config.webConfigFile) : null);
   }
 
   /** A proxy loop's listener state (listening, draining), sent by main.ts or the cluster primary. */
@@ -133,7 +139,15 @@ export class MetricsSide {
 
   /** Re-reads the config file (same schema, same flags and environment); a bad file changes nothing. */
   reload(trigger: string): ReloadResult {
-    const r = this.reresolve();
+    let r = this.reresolve();
+    let web: WebConfig | null = null;
+    if (r.ok && this.config.webConfigFile) {
+      try {
+        web = loadWebConfig(this.config.webConfigFile);
+      } catch (err) {
+        r = { ok: false, error: (err as Error).message };
+      }
+    }
     if (!r.ok) {
       this.reloads.failed();
       this.log.error({ trigger, err: r.error }, 'config reload failed; the running config stays');
@@ -145,6 +159,7 @@ export class MetricsSide {
     if (r.bucketsKept.length > 0) {
       this.log.info({ buckets: r.bucketsKept }, 'config reload: histogram bucket boundaries stay as they are until restart (existing series keep their le set); the SLO counters use the new thresholds now');
     }
+    if (this.config.webConfigFile) this.applyWebConfig(web, r.restartNeeded);
     this.requests.setSlos(r.live.slos);
     this.otlp?.setSlos(r.live.slos);
     this.trail.setSlos(r.live.slos);
@@ -288,8 +303,12 @@ export class MetricsSide {
       this.probeTimer = setInterval(() => void this.models.refresh(), UPSTREAM_PROBE_MS);
       this.probeTimer.unref();
     }
-    const handler = (req: import('node:http').IncomingMessage, res: ServerResponse) => void this.serve(req.url ?? '/', req.method ?? 'GET', res);
-    const tls = listenerTls(this.config.metricsTlsCert, this.config.metricsTlsKey);
+    const handler = (req: import('node:http').IncomingMessage, res: ServerResponse) => void this.admit(req, res);
+    const web = this.guard.config;
+    if (web?.tls && this.config.metricsTlsCert) {
+      this.log.warn({ file: web.file }, '--web.config.file has a tls_server_config: it wins over --metrics-tls-cert and --metrics-tls-key');
+    }
+    const tls = listenerTlsOptions(web, this.config);
     this.server = (tls ? createHttpsServer(tls, handler) : createServer(handler)) as Server;
     this.server.keepAliveTimeout = 65_000;
     const { host, port } = this.config.metricsListen;
@@ -298,6 +317,17 @@ export class MetricsSide {
       this.server!.listen(port, host, () => resolve());
     });
     return (this.server.address() as AddressInfo).port;
+  }
+
+  /** The kubelet probes stay open; everything else passes --web.config.file's guard first. */
+  private async admit(req: import('node:http').IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = req.url ?? '/';
+    const path = url.split('?')[0];
+    if (path !== '/healthz' && path !== '/readyz' && !(await this.guard.admit(req, res))) {
+      req.resume();
+      return;
+    }
+    await this.serve(url, req.method ?? 'GET', res);
   }
 
   private async serve(url: string, method: string, res: ServerResponse): Promise<void> {
@@ -348,6 +378,27 @@ export class MetricsSide {
     }
     const note = r.restartNeeded.length > 0 ? ` (needs a restart to change: ${r.restartNeeded.join(', ')})` : '';
     res.writeHead(200, { 'content-type': 'text/plain' }).end(`config reloaded${note}\n`);
+  }
+
+  /**
+   * A re-read web config: users and TLS files apply to the next request and handshake; turning
+   * TLS on or off changes the listener's protocol, which takes a restart.
+   */
+  private applyWebConfig(web: WebConfig | null, restartNeeded: string[]): void {
+    const before = this.guard.config;
+    const tls = listenerTlsOptions(web, this.config);
+    if (Boolean(before?.tls) !== Boolean(web?.tls)) {
+      restartNeeded.push('--web.config.file tls_server_config');
+      this.log.warn('config reload: tls_server_config was added or removed; the metrics listener keeps its protocol until restart');
+      web = web ? { ...web, tls: before?.tls ?? null } : null;
+    } else if (tls && this.server && 'setSecureContext' in this.server) {
+      const https = this.server as unknown as import('node:tls').Server & { requestCert?: boolean; rejectUnauthorized?: boolean };
+      https.setSecureContext(tls);
+      // Read by node:tls for every new connection (tls.Server keeps them as fields).
+      https.requestCert = Boolean(tls.requestCert);
+      https.rejectUnauthorized = Boolean(tls.rejectUnauthorized);
+    }
+    this.guard.replace(web);
   }
 
   /** Set by the thread's entry point: a reload that came over HTTP also reaches the parent. */

@@ -6,6 +6,8 @@
  * (docs/architecture.md).
  */
 import { readFileSync } from 'node:fs';
+import { dirname, resolve as resolvePath } from 'node:path';
+import { keptSecret } from './lib/state.js';
 import { Command, Option } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError, UnreadableFileError } from './lib/errors.js';
@@ -97,8 +99,10 @@ export interface Config {
   inFlightBands: number[];
   tenantFrom: TenantSource;
   tenantHeader: string;
-  /** HMAC key for --tenant-from api-key ('' = the documented default salt). */
+  /** HMAC key for --tenant-from api-key: --tenant-salt, else the one kept in --state-dir (resolveConfig fills it in). */
   tenantSalt: string;
+  /** Where infermeter keeps what it makes for itself (the tenant salt); '' = beside --config. */
+  stateDir: string;
   tenantLimit: number;
   tenantHistograms: boolean;
   configFile: string | null;
@@ -165,7 +169,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'inFlightBands', flag: '--in-flight-bands <list>', help: 'upper bounds of the in_flight_le bands (generation requests in flight on the machine at the first token; +Inf is added)', default: DEFAULT_IN_FLIGHT_BANDS.join(','), parse: parseBounds },
   { key: 'tenantFrom', flag: '--tenant-from <source>', help: 'where the tenant label comes from: none, header (--tenant-header), api-key (a salted hash of the bearer token or x-api-key header, never the key); default header when --tenant-header is set, else none', default: '', parse: (v) => (v === '' ? '' : oneOf(TENANT_SOURCES)(v)) },
   { key: 'tenantHeader', flag: '--tenant-header <name>', help: 'request header naming the tenant, e.g. x-tenant-id (value cut to 64 characters)', default: '', parse: (v) => parseHeaderName(v) },
-  { key: 'tenantSalt', flag: '--tenant-salt <secret>', help: 'HMAC key for --tenant-from api-key (default: a fixed public salt, see README); set it to make key hashes unlinkable across installations', default: '', parse: (v) => v, secret: true },
+  { key: 'tenantSalt', flag: '--tenant-salt <secret>', help: 'HMAC key for --tenant-from api-key (default: a random salt made on first start and kept in --state-dir/tenant-salt); this flag wins over the kept one', default: '', parse: (v) => v, secret: true },
+  { key: 'stateDir', flag: '--state-dir <dir>', help: 'directory where infermeter keeps what it makes for itself (tenant-salt); default beside --config (/var/lib/infermeter in the image)', default: '', parse: (v) => v },
   { key: 'tenantLimit', flag: '--tenant-limit <n>', help: 'most tenant label values (first seen keep theirs until restart); later tenants are counted as other', default: '20', parse: parsePositiveInt },
   { key: 'tenantHistograms', flag: '--tenant-histograms <bool>', help: 'put the tenant label on the latency and token histograms too (multiplies their series by up to --tenant-limit + 1)', default: 'false', parse: parseBool },
   { key: 'nativeHistogramBucketFactor', flag: '--native-histogram-bucket-factor <factor>', help: 'native histograms: largest growth from one bucket to the next (1.1 = schema 3, buckets at most 9% wide)', default: '1.1', parse: parseBucketFactor },
@@ -283,6 +288,7 @@ export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.Pr
     throw new ConfigError('--dcgm-exporter-url', 'is required with --gpu-source dcgm-exporter: the exporter\'s metrics URL, e.g. http://127.0.0.1:9400/metrics');
   }
   if ((cfg.tenantFrom as string) === '') cfg.tenantFrom = cfg.tenantHeader === '' ? 'none' : 'header';
+  if (cfg.tenantFrom === 'api-key' && cfg.tenantSalt === '') cfg.tenantSalt = keptTenantSalt(cfg.stateDir, configFile);
   if (cfg.tenantFrom === 'header' && cfg.tenantHeader === '') throw new ConfigError('--tenant-header', 'is required with --tenant-from header: the request header naming the tenant, e.g. x-tenant-id');
   if ((cfg.injectUsage as unknown) === 'auto') cfg.injectUsage = !ENGINES_WITHOUT_STREAM_OPTIONS.has(cfg.engine);
   cfg.slos = parseSloConfig(file['slos'], `--config ${configFile}: slos`);
@@ -387,4 +393,37 @@ function resolveBuckets(raw: unknown, slos: SloConfig, where: string): Record<Bu
     out[set] = [...new Set([...(list as number[]), ...thresholdsInBucketSet(slos, set)])].sort((a, b) => a - b);
   }
   return out;
+}
+
+/** The salt made on first start, from --state-dir or the config file's directory. */
+function keptTenantSalt(stateDir: string, configFile: string | null): string {
+  const dir = stateDir || (configFile ? dirname(resolvePath(configFile)) : '');
+  const where = stateDir ? '--state-dir' : `--state-dir (default: the directory of --config ${configFile})`;
+  if (!dir) throw new ConfigError('--state-dir', 'is required with --tenant-from api-key unless --tenant-salt is set (or --config is, whose directory is the default): where the random salt made on first start is kept');
+  try {
+    return keptSecret(dir, 'tenant-salt');
+  } catch (err) {
+    throw new ConfigError(where, `cannot keep the tenant salt in ${dir}: ${(err as Error).message}; set --state-dir to a writable directory, or --tenant-salt`, { cause: err });
+  }
+}
+
+function parseHeaderName(v: string): string {
+  if (v !== '' && !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(v)) throw new Error(`expected an HTTP header name such as x-tenant-id, got "${v}"`);
+  return v.toLowerCase();
+}
+
+function nonEmpty(v: string): string {
+  if (v.trim() === '') throw new Error('must not be empty');
+  return v;
+}
+
+function dmonLetters(v: string): string {
+  if (!/^[pucvmet]+$/.test(v)) throw new Error(`expected letters from "pucvmet" (nvidia-smi dmon -s), got "${v}"`);
+  return v;
+}
+
+function wholeSeconds(v: string): number {
+  const s = parseDuration(v);
+  if (s < 1 || !Number.isInteger(s)) throw new Error(`nvidia-smi dmon samples in whole seconds (>= 1s), got "${v}"`);
+  return s;
 }

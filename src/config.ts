@@ -66,6 +66,8 @@ export interface Config {
   /** Native histograms: growth factor per bucket (schema = the largest whose base does not exceed it). */
   nativeHistogramBucketFactor: number;
   nativeHistogramMaxBuckets: number;
+  /** false: the native latency histograms drop their classic buckets (+Inf, _sum and _count stay). */
+  classicHistograms: boolean;
   /** Seconds a native series must have lived before the bucket limit may reset it (0: never). */
   nativeHistogramMinResetDuration: number;
   /** /readyz also requires that the upstream answered recently. */
@@ -174,6 +176,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'tenantLimit', flag: '--tenant-limit <n>', help: 'most tenant label values (first seen keep theirs until restart); later tenants are counted as other', default: '20', parse: parsePositiveInt },
   { key: 'tenantHistograms', flag: '--tenant-histograms <bool>', help: 'put the tenant label on the latency and token histograms too (multiplies their series by up to --tenant-limit + 1)', default: 'false', parse: parseBool },
   { key: 'nativeHistogramBucketFactor', flag: '--native-histogram-bucket-factor <factor>', help: 'native histograms: largest growth from one bucket to the next (1.1 = schema 3, buckets at most 9% wide)', default: '1.1', parse: parseBucketFactor },
+  { key: 'classicHistograms', flag: '--classic-histograms <bool>', help: 'false drops the classic buckets of the five latency histograms that are native too (TTFT, TTFO, TPOT, E2E, inter-chunk; +Inf, _sum and _count stay): only where every consumer reads native histograms (Prometheus with native histograms on, or remote write with send_native_histograms) (the shipped rules and dashboards read native first, classic otherwise)', default: 'true', parse: parseBool },
   { key: 'nativeHistogramMaxBuckets', flag: '--native-histogram-max-buckets <n>', help: 'native histograms: most buckets per series; past it a series resets, widens its zero bucket or halves its resolution', default: '160', parse: parsePositiveInt },
   { key: 'nativeHistogramMinResetDuration', flag: '--native-histogram-min-reset-duration <duration>', help: 'native histograms: a series over its bucket limit resets only after living this long (0 = never reset)', default: '1h', parse: parseDuration },
   { key: 'readyRequiresUpstream', flag: '--ready-requires-upstream', help: '/readyz also requires that the upstream answered within the last 15 s (a request, or a probe of /v1/models every 5 s)', default: 'false', parse: parseBool },

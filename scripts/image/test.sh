@@ -49,7 +49,7 @@ sim_port=$(free_port); proxy_port=$(free_port); metrics_port=$(free_port)
 podman run -d --name "$sim" --runtime runc --network host "$tag" simulate --listen "127.0.0.1:$sim_port" >/dev/null 2>>"$plog"
 podman run -d --name "$daemon" --runtime runc --network host \
   -e "INFERMETER_LISTEN=127.0.0.1:$proxy_port" -e "INFERMETER_METRICS_LISTEN=127.0.0.1:$metrics_port" \
-  "$tag" --upstream "http://127.0.0.1:$sim_port" --shutdown-timeout "${grace}s" --no-collector.gpu >/dev/null 2>>"$plog"
+  "$tag" --upstream "http://127.0.0.1:$sim_port" --shutdown-timeout "${grace}s" --no-collector.gpu --tenant-from api-key >/dev/null 2>>"$plog"
 for _ in $(seq 100); do
   [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$metrics_port/readyz")" = 200 ] && break
   sleep 0.2
@@ -63,6 +63,12 @@ user="$(podman top "$daemon" user | tail -n +2 | sort -u | tr -d ' \n')"
 [ "$user" = node ] || fail "the daemon's processes run as $user"
 echo "== runs as node (uid 1000)"
 
+# --tenant-from api-key without --tenant-salt: the salt is made in the image's state dir, and shown nowhere.
+salt="$(podman exec "$daemon" cat /var/lib/infermeter/tenant-salt)" || fail "no tenant salt in /var/lib/infermeter"
+[[ "$salt" =~ ^[0-9a-f]{64}$ ]] || fail "the kept tenant salt is not 64 hex characters"
+if podman logs "$daemon" 2>&1 | grep -qF "$salt"; then fail "the tenant salt is in the logs"; fi
+echo "== tenant salt kept in /var/lib/infermeter, not in the logs"
+
 chat() { curl -sN "http://127.0.0.1:$proxy_port/v1/chat/completions" -H 'content-type: application/json' \
   -d "{\"model\":\"meta-llama/Llama-2-7b-chat-hf\",\"stream\":true,\"max_tokens\":$1,\"messages\":[{\"role\":\"user\",\"content\":\"hello\"}]}"; }
 out="$(chat 8)"
@@ -74,6 +80,7 @@ for _ in $(seq 50); do
   sleep 0.2
 done
 [ "${metered:-0}" = 1 ] || fail "the streamed request is not in /metrics (TTFT count ${metered:-none})"
+if curl -s "http://127.0.0.1:$metrics_port/metrics" | grep -qF "$salt"; then fail "the tenant salt is in /metrics"; fi
 echo "== a streamed request is metered (TTFT count 1)"
 
 podman healthcheck run "$daemon" >/dev/null 2>>"$plog" || fail "HEALTHCHECK fails while the daemon runs"

@@ -33,7 +33,7 @@ import { encodeRegistry, PROTOBUF_CONTENT_TYPE } from '../exporters/prometheus/p
 import { ProxyHealth, UPSTREAM_PROBE_MS, type HealthAnswer, type ProxyState } from './health.js';
 import { ReloadMetrics } from '../metrics/reload-metrics.js';
 import { upstreamConnectOptions } from '../lib/tls.js';
-import { WebGuard, listenerTlsOptions, loadWebConfig, type WebConfig } from './web-config.js';
+import { WebGuard, loadWebConfig, type WebConfig } from './web-config.js';
 import { setLogLevel } from '../lib/log.js';
 
 import { OPENMETRICS_CONTENT_TYPE, renderOpenMetrics } from '../exporters/prometheus/openmetrics.js';
@@ -159,7 +159,7 @@ export class MetricsSide {
     if (r.bucketsKept.length > 0) {
       this.log.info({ buckets: r.bucketsKept }, 'config reload: histogram bucket boundaries stay as they are until restart (existing series keep their le set); the SLO counters use the new thresholds now');
     }
-    if (this.config.webConfigFile) this.applyWebConfig(web, r.restartNeeded);
+    if (this.config.webConfigFile) this.guard.reload(web, this.server, this.config, this.log, r.restartNeeded);
     this.requests.setSlos(r.live.slos);
     this.otlp?.setSlos(r.live.slos);
     this.trail.setSlos(r.live.slos);
@@ -303,12 +303,8 @@ export class MetricsSide {
       this.probeTimer = setInterval(() => void this.models.refresh(), UPSTREAM_PROBE_MS);
       this.probeTimer.unref();
     }
-    const handler = (req: import('node:http').IncomingMessage, res: ServerResponse) => void this.admit(req, res);
-    const web = this.guard.config;
-    if (web?.tls && this.config.metricsTlsCert) {
-      this.log.warn({ file: web.file }, '--web.config.file has a tls_server_config: it wins over --metrics-tls-cert and --metrics-tls-key');
-    }
-    const tls = listenerTlsOptions(web, this.config);
+    const handler = this.guard.handler((req, res) => this.serve(req.url ?? '/', req.method ?? 'GET', res));
+    const tls = this.guard.listenerTls(this.config, this.log);
     this.server = (tls ? createHttpsServer(tls, handler) : createServer(handler)) as Server;
     this.server.keepAliveTimeout = 65_000;
     const { host, port } = this.config.metricsListen;
@@ -317,17 +313,6 @@ export class MetricsSide {
       this.server!.listen(port, host, () => resolve());
     });
     return (this.server.address() as AddressInfo).port;
-  }
-
-  /** The kubelet probes stay open; everything else passes --web.config.file's guard first. */
-  private async admit(req: import('node:http').IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = req.url ?? '/';
-    const path = url.split('?')[0];
-    if (path !== '/healthz' && path !== '/readyz' && !(await this.guard.admit(req, res))) {
-      req.resume();
-      return;
-    }
-    await this.serve(url, req.method ?? 'GET', res);
   }
 
   private async serve(url: string, method: string, res: ServerResponse): Promise<void> {
@@ -378,27 +363,6 @@ export class MetricsSide {
     }
     const note = r.restartNeeded.length > 0 ? ` (needs a restart to change: ${r.restartNeeded.join(', ')})` : '';
     res.writeHead(200, { 'content-type': 'text/plain' }).end(`config reloaded${note}\n`);
-  }
-
-  /**
-   * A re-read web config: users and TLS files apply to the next request and handshake; turning
-   * TLS on or off changes the listener's protocol, which takes a restart.
-   */
-  private applyWebConfig(web: WebConfig | null, restartNeeded: string[]): void {
-    const before = this.guard.config;
-    const tls = listenerTlsOptions(web, this.config);
-    if (Boolean(before?.tls) !== Boolean(web?.tls)) {
-      restartNeeded.push('--web.config.file tls_server_config');
-      this.log.warn('config reload: tls_server_config was added or removed; the metrics listener keeps its protocol until restart');
-      web = web ? { ...web, tls: before?.tls ?? null } : null;
-    } else if (tls && this.server && 'setSecureContext' in this.server) {
-      const https = this.server as unknown as import('node:tls').Server & { requestCert?: boolean; rejectUnauthorized?: boolean };
-      https.setSecureContext(tls);
-      // Read by node:tls for every new connection (tls.Server keeps them as fields).
-      https.requestCert = Boolean(tls.requestCert);
-      https.rejectUnauthorized = Boolean(tls.rejectUnauthorized);
-    }
-    this.guard.replace(web);
   }
 
   /** Set by the thread's entry point: a reload that came over HTTP also reaches the parent. */

@@ -13,8 +13,8 @@ import { readFileSync } from 'node:fs';
 import { createHash, createPrivateKey, X509Certificate } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import { createSecureContext, type SecureVersion } from 'node:tls';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { TLSSocket } from 'node:tls';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Server as TlsServer, TLSSocket } from 'node:tls';
 import type { ServerOptions as HttpsOptions } from 'node:https';
 import bcrypt from 'bcryptjs';
 import { parse as parseYaml } from 'yaml';
@@ -184,6 +184,10 @@ export function listenerTlsOptions(web: WebConfig | null, shorthand: TlsShorthan
   return { cert: readFileSync(shorthand.metricsTlsCert, 'utf8'), key: readFileSync(shorthand.metricsTlsKey, 'utf8') };
 }
 
+interface Warner {
+  warn(obj: object, msg: string): void;
+}
+
 /** A cached verdict per (user, password, hash): bcrypt costs tens of ms, a scrape comes every few seconds. */
 const CACHE_MAX = 256;
 /** Compared against when the user is unknown, so an unknown user takes as long as a wrong password. */
@@ -205,6 +209,50 @@ export class WebGuard {
   replace(web: WebConfig | null): void {
     this.web = web;
     this.verdicts = new Map();
+  }
+
+  /** The listener's request handler: the kubelet probes (/healthz, /readyz) stay open, the rest passes the guard first. */
+  handler(serve: (req: IncomingMessage, res: ServerResponse) => Promise<void>): (req: IncomingMessage, res: ServerResponse) => void {
+    return (req, res) => {
+      const path = (req.url ?? '/').split('?')[0];
+      if (path === '/healthz' || path === '/readyz') return void serve(req, res);
+      void this.admit(req, res).then((ok) => {
+        if (ok) return serve(req, res);
+        req.resume(); // a body, if any, is not read
+      });
+    };
+  }
+
+  /** node:https options of the listener at start (null: plain HTTP); warns when the file's TLS overrides the shorthand flags. */
+  listenerTls(shorthand: TlsShorthand, log: Warner): HttpsOptions | null {
+    if (this.web?.tls && shorthand.metricsTlsCert) {
+      log.warn({ file: this.web.file }, '--web.config.file has a tls_server_config: it wins over --metrics-tls-cert and --metrics-tls-key');
+    }
+    return listenerTlsOptions(this.web, shorthand);
+  }
+
+  /**
+   * A re-read web config (reload): users and TLS files apply to the next request and
+   * handshake; adding or removing tls_server_config changes the listener's protocol, which
+   * takes a restart (named in restartNeeded; the running TLS stays).
+   */
+  reload(next: WebConfig | null, server: Server | null, shorthand: TlsShorthand, log: Warner, restartNeeded: string[]): void {
+    const before = this.web;
+    if (Boolean(before?.tls) !== Boolean(next?.tls)) {
+      restartNeeded.push('--web.config.file tls_server_config');
+      log.warn({}, 'config reload: tls_server_config was added or removed; the metrics listener keeps its protocol until restart');
+      next = next ? { ...next, tls: before?.tls ?? null } : null;
+    } else {
+      const tls = listenerTlsOptions(next, shorthand);
+      if (tls && server && 'setSecureContext' in server) {
+        const https = server as unknown as TlsServer & { requestCert?: boolean; rejectUnauthorized?: boolean };
+        https.setSecureContext(tls);
+        // Read by node:tls for every new connection (tls.Server keeps them as fields).
+        https.requestCert = Boolean(tls.requestCert);
+        https.rejectUnauthorized = Boolean(tls.rejectUnauthorized);
+      }
+    }
+    this.replace(next);
   }
 
   /**

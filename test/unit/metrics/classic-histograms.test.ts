@@ -8,10 +8,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
 import { RequestMetrics, nativeOptions } from '../../../src/metrics/prometheus.js';
-import { DEFAULT_BUCKETS } from '../../../src/metrics/catalog.js';
-import { decodeMetricFamilies, encodeRegistry } from '../../../src/metrics/exposition-proto.js';
+import { DEFAULT_BUCKETS } from '../../../src/lib/metric-def.js';
+import { decodeMetricFamilies, encodeRegistry } from '../../../src/exporters/prometheus/proto.js';
 import { countSeries, NO_SLOS, total } from '../../../src/metrics/series-count.js';
-import { UNMEASURED } from '../../../src/metrics/record.js';
+import { UNMEASURED } from '../../../src/record/record.js';
 import { DEFAULT_IN_FLIGHT_BANDS, DEFAULT_PROMPT_CLASSES } from '../../../src/metrics/breakdown.js';
 import { resolveConfig } from '../../../src/config.js';
 

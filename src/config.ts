@@ -6,8 +6,7 @@
  * (docs/architecture.md).
  */
 import { readFileSync } from 'node:fs';
-import { dirname, resolve as resolvePath } from 'node:path';
-import { keptSecret } from './lib/state.js';
+import { keptTenantSalt } from './lib/state.js';
 import { Command, Option } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError, UnreadableFileError } from './lib/errors.js';
@@ -21,7 +20,6 @@ import {
 } from './lib/parse.js';
 import { AUTO_MAX, parseWorkers } from './lib/cpus.js';
 import { checkTlsFiles } from './lib/tls.js';
-import { loadWebConfig } from './side/web-config.js';
 import { parseSloConfig, thresholdsInBucketSet, type SloConfig } from './slo/config.js';
 import { traceSettings, type TraceSettings } from './lib/trace-env.js';
 import { DEFAULT_IN_FLIGHT_BANDS, DEFAULT_PROMPT_CLASSES, parseBounds } from './metrics/breakdown.js';
@@ -66,7 +64,6 @@ export interface Config {
   /** Native histograms: growth factor per bucket (schema = the largest whose base does not exceed it). */
   nativeHistogramBucketFactor: number;
   nativeHistogramMaxBuckets: number;
-  /** false: the native latency histograms drop their classic buckets (+Inf, _sum and _count stay). */
   classicHistograms: boolean;
   /** Seconds a native series must have lived before the bucket limit may reset it (0: never). */
   nativeHistogramMinResetDuration: number;
@@ -86,7 +83,6 @@ export interface Config {
   tlsKey: string;
   metricsTlsCert: string;
   metricsTlsKey: string;
-  /** exporter-toolkit web config (TLS, basic auth) of the metrics listener; '' = none. */
   webConfigFile: string;
   /** Export the span of every failed or SLO-breaching request, sampled or not. */
   traceKeepFailures: boolean;
@@ -103,7 +99,6 @@ export interface Config {
   tenantHeader: string;
   /** HMAC key for --tenant-from api-key: --tenant-salt, else the one kept in --state-dir (resolveConfig fills it in). */
   tenantSalt: string;
-  /** Where infermeter keeps what it makes for itself (the tenant salt); '' = beside --config. */
   stateDir: string;
   tenantLimit: number;
   tenantHistograms: boolean;
@@ -285,7 +280,6 @@ export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.Pr
   if (file['upstreams'] !== undefined) origins['upstream'] = origins['upstreams'] = 'file';
   cfg.origins = origins;
   checkTlsFiles(cfg);
-  if (cfg.webConfigFile) loadWebConfig(cfg.webConfigFile);
   if (cfg.engineMetrics === '' && cfg.upstream) cfg.engineMetrics = `${cfg.upstream}/metrics`;
   if (cfg.collectorGpu && cfg.gpuSource === 'dcgm-exporter' && cfg.dcgmExporterUrl === '') {
     throw new ConfigError('--dcgm-exporter-url', 'is required with --gpu-source dcgm-exporter: the exporter\'s metrics URL, e.g. http://127.0.0.1:9400/metrics');
@@ -396,37 +390,4 @@ function resolveBuckets(raw: unknown, slos: SloConfig, where: string): Record<Bu
     out[set] = [...new Set([...(list as number[]), ...thresholdsInBucketSet(slos, set)])].sort((a, b) => a - b);
   }
   return out;
-}
-
-/** The salt made on first start, from --state-dir or the config file's directory. */
-function keptTenantSalt(stateDir: string, configFile: string | null): string {
-  const dir = stateDir || (configFile ? dirname(resolvePath(configFile)) : '');
-  const where = stateDir ? '--state-dir' : `--state-dir (default: the directory of --config ${configFile})`;
-  if (!dir) throw new ConfigError('--state-dir', 'is required with --tenant-from api-key unless --tenant-salt is set (or --config is, whose directory is the default): where the random salt made on first start is kept');
-  try {
-    return keptSecret(dir, 'tenant-salt');
-  } catch (err) {
-    throw new ConfigError(where, `cannot keep the tenant salt in ${dir}: ${(err as Error).message}; set --state-dir to a writable directory, or --tenant-salt`, { cause: err });
-  }
-}
-
-function parseHeaderName(v: string): string {
-  if (v !== '' && !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(v)) throw new Error(`expected an HTTP header name such as x-tenant-id, got "${v}"`);
-  return v.toLowerCase();
-}
-
-function nonEmpty(v: string): string {
-  if (v.trim() === '') throw new Error('must not be empty');
-  return v;
-}
-
-function dmonLetters(v: string): string {
-  if (!/^[pucvmet]+$/.test(v)) throw new Error(`expected letters from "pucvmet" (nvidia-smi dmon -s), got "${v}"`);
-  return v;
-}
-
-function wholeSeconds(v: string): number {
-  const s = parseDuration(v);
-  if (s < 1 || !Number.isInteger(s)) throw new Error(`nvidia-smi dmon samples in whole seconds (>= 1s), got "${v}"`);
-  return s;
 }

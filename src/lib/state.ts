@@ -7,7 +7,8 @@
  */
 import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { ConfigError } from './errors.js';
 
 /** The secret kept in `dir/name`: read when the file exists, else 32 random bytes (hex) written there first. */
 export function keptSecret(dir: string, name: string): string {
@@ -40,4 +41,16 @@ function readSecret(path: string): string | null {
   const v = text.trim();
   if (v === '') throw new Error(`${path} is empty; delete it to make a new one`);
   return v;
+}
+
+/** The salt made on first start, from --state-dir or the config file's directory. */
+export function keptTenantSalt(stateDir: string, configFile: string | null): string {
+  const dir = stateDir || (configFile ? dirname(resolve(configFile)) : '');
+  const where = stateDir ? '--state-dir' : `--state-dir (default: the directory of --config ${configFile})`;
+  if (!dir) throw new ConfigError('--state-dir', 'is required with --tenant-from api-key unless --tenant-salt is set (or --config is, whose directory is the default): where the random salt made on first start is kept');
+  try {
+    return keptSecret(dir, 'tenant-salt');
+  } catch (err) {
+    throw new ConfigError(where, `cannot keep the tenant salt in ${dir}: ${(err as Error).message}; set --state-dir to a writable directory, or --tenant-salt`, { cause: err });
+  }
 }

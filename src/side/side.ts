@@ -56,8 +56,6 @@ export interface SideOptions extends CollectorOptions, TlsFiles, OtlpConfigOptio
   webEnableLifecycle: boolean;
   ui: boolean;
   configFile: string | null;
-  /** --web.config.file ('' = none): TLS and basic auth of the listener; the path is fixed at start, the file is re-read on reload. */
-  webConfigFile: string;
 }
 
 /**

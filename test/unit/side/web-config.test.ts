@@ -1,5 +1,5 @@
 /**
- * The web config loader and guard (src/side/web-config.ts): paths relative to the file, the
+ * The web config loader (src/lib/web-config.ts) and guard (src/side/web-config.ts): paths relative to the file, the
  * exporter-toolkit defaults (TLS 1.2 minimum; a client CA alone means verify every client),
  * and the guard in front of a real node:http server: 401 with a challenge for a missing,
  * malformed, unknown or wrong credential, a pass for the right one, and a replaced config
@@ -13,7 +13,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
-import { listenerTlsOptions, loadWebConfig, WebGuard } from '../../../src/side/web-config.js';
+import { listenerTlsOptions, loadWebConfig } from '../../../src/lib/web-config.js';
+import { WebGuard } from '../../../src/side/web-config.js';
 import { makeCerts } from '../../fakes/certs.js';
 
 test('loader: paths relative to the file, exporter-toolkit defaults, TLS options', () => {

@@ -21,7 +21,8 @@ daemon="infermeter-ci-$$"
 grace=10
 fail() { echo "image test FAILED: $*" >&2; podman logs --tail 30 "$daemon" >&2 2>/dev/null || true; tail -20 "$plog" >&2; exit 1; }
 cleanup() {
-  podman rm -f -t 0 "$sim" "$daemon" "$daemon-hc" >/dev/null 2>&1 || true
+  # One at a time: podman 4.3 removes none of the names when one of them does not exist.
+  for c in "$sim" "$daemon" "$daemon-hc"; do podman rm -f -t 0 "$c" >/dev/null 2>&1 || true; done
   rm -f "$plog"
 }
 trap cleanup EXIT

@@ -33,6 +33,10 @@ RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts \
     && npm cache clean --force
 COPY --from=build /src/dist/src ./dist/src
 COPY --from=build /src/bin ./bin
+# --state-dir: the tenant salt made on first start (--tenant-from api-key) is kept here; mount a
+# volume on it to keep it across containers, or set --tenant-salt from a secret.
+ENV INFERMETER_STATE_DIR=/var/lib/infermeter
+RUN mkdir -p /var/lib/infermeter && chown node:node /var/lib/infermeter
 # The node image's unprivileged user (uid 1000); nothing here needs root.
 USER node
 EXPOSE 8080 9464

@@ -6,6 +6,7 @@
  * (docs/architecture.md).
  */
 import { readFileSync } from 'node:fs';
+import { keptTenantSalt } from './lib/state.js';
 import { Command, Option } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError, UnreadableFileError } from './lib/errors.js';
@@ -63,6 +64,7 @@ export interface Config {
   /** Native histograms: growth factor per bucket (schema = the largest whose base does not exceed it). */
   nativeHistogramBucketFactor: number;
   nativeHistogramMaxBuckets: number;
+  classicHistograms: boolean;
   /** Seconds a native series must have lived before the bucket limit may reset it (0: never). */
   nativeHistogramMinResetDuration: number;
   /** /readyz also requires that the upstream answered recently. */
@@ -81,6 +83,7 @@ export interface Config {
   tlsKey: string;
   metricsTlsCert: string;
   metricsTlsKey: string;
+  webConfigFile: string;
   /** Export the span of every failed or SLO-breaching request, sampled or not. */
   traceKeepFailures: boolean;
   /** Slow-request log (/debug/requests): entries kept per model and list, and over how long. */
@@ -94,8 +97,9 @@ export interface Config {
   inFlightBands: number[];
   tenantFrom: TenantSource;
   tenantHeader: string;
-  /** HMAC key for --tenant-from api-key ('' = the documented default salt). */
+  /** HMAC key for --tenant-from api-key: --tenant-salt, else the one kept in --state-dir (resolveConfig fills it in). */
   tenantSalt: string;
+  stateDir: string;
   tenantLimit: number;
   tenantHistograms: boolean;
   configFile: string | null;
@@ -162,10 +166,12 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'inFlightBands', flag: '--in-flight-bands <list>', help: 'upper bounds of the in_flight_le bands (generation requests in flight on the machine at the first token; +Inf is added)', default: DEFAULT_IN_FLIGHT_BANDS.join(','), parse: parseBounds },
   { key: 'tenantFrom', flag: '--tenant-from <source>', help: 'where the tenant label comes from: none, header (--tenant-header), api-key (a salted hash of the bearer token or x-api-key header, never the key); default header when --tenant-header is set, else none', default: '', parse: (v) => (v === '' ? '' : oneOf(TENANT_SOURCES)(v)) },
   { key: 'tenantHeader', flag: '--tenant-header <name>', help: 'request header naming the tenant, e.g. x-tenant-id (value cut to 64 characters)', default: '', parse: (v) => parseHeaderName(v) },
-  { key: 'tenantSalt', flag: '--tenant-salt <secret>', help: 'HMAC key for --tenant-from api-key (default: a fixed public salt, see README); set it to make key hashes unlinkable across installations', default: '', parse: (v) => v, secret: true },
+  { key: 'tenantSalt', flag: '--tenant-salt <secret>', help: 'HMAC key for --tenant-from api-key (default: a random salt made on first start and kept in --state-dir/tenant-salt); this flag wins over the kept one', default: '', parse: (v) => v, secret: true },
+  { key: 'stateDir', flag: '--state-dir <dir>', help: 'directory where infermeter keeps what it makes for itself (tenant-salt); default beside --config (/var/lib/infermeter in the image)', default: '', parse: (v) => v },
   { key: 'tenantLimit', flag: '--tenant-limit <n>', help: 'most tenant label values (first seen keep theirs until restart); later tenants are counted as other', default: '20', parse: parsePositiveInt },
   { key: 'tenantHistograms', flag: '--tenant-histograms <bool>', help: 'put the tenant label on the latency and token histograms too (multiplies their series by up to --tenant-limit + 1)', default: 'false', parse: parseBool },
   { key: 'nativeHistogramBucketFactor', flag: '--native-histogram-bucket-factor <factor>', help: 'native histograms: largest growth from one bucket to the next (1.1 = schema 3, buckets at most 9% wide)', default: '1.1', parse: parseBucketFactor },
+  { key: 'classicHistograms', flag: '--classic-histograms <bool>', help: 'false drops the classic buckets of the five latency histograms that are native too (TTFT, TTFO, TPOT, E2E, inter-chunk; +Inf, _sum and _count stay): only where every consumer reads native histograms (Prometheus with native histograms on, or an agent with send_native_histograms); the shipped rules and dashboards read native first, classic otherwise', default: 'true', parse: parseBool },
   { key: 'nativeHistogramMaxBuckets', flag: '--native-histogram-max-buckets <n>', help: 'native histograms: most buckets per series; past it a series resets, widens its zero bucket or halves its resolution', default: '160', parse: parsePositiveInt },
   { key: 'nativeHistogramMinResetDuration', flag: '--native-histogram-min-reset-duration <duration>', help: 'native histograms: a series over its bucket limit resets only after living this long (0 = never reset)', default: '1h', parse: parseDuration },
   { key: 'readyRequiresUpstream', flag: '--ready-requires-upstream', help: '/readyz also requires that the upstream answered within the last 15 s (a request, or a probe of /v1/models every 5 s)', default: 'false', parse: parseBool },
@@ -179,6 +185,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'tlsKey', flag: '--tls-key <file>', help: 'PEM private key of --tls-cert', default: '', parse: (v) => v },
   { key: 'metricsTlsCert', flag: '--metrics-tls-cert <file>', help: 'PEM certificate: the metrics listener speaks HTTPS (with --metrics-tls-key)', default: '', parse: (v) => v },
   { key: 'metricsTlsKey', flag: '--metrics-tls-key <file>', help: 'PEM private key of --metrics-tls-cert', default: '', parse: (v) => v },
+  { key: 'webConfigFile', flag: '--web.config.file <file>', help: 'exporter-toolkit web config for the metrics listener: tls_server_config (wins over --metrics-tls-*) and bcrypt basic_auth_users, on every endpoint but /healthz and /readyz; re-read on SIGHUP', default: '', parse: (v) => v },
   { key: 'traceKeepFailures', flag: '--trace-keep-failures <bool>', help: 'with tracing on (OTEL_TRACES_EXPORTER=otlp), also export the span of every failed or SLO-breaching request the sampler left out (decided when the request ends)', default: 'false', parse: parseBool },
   { key: 'slowLogSize', flag: '--slow-log-size <n>', help: 'slow-request log (/debug/requests): requests kept per model in each list (slowest by TTFT, by TPOT, failed)', default: '10', parse: (v) => boundedInt(v, 1, 100) },
   { key: 'slowLogWindow', flag: '--slow-log-window <duration>', help: 'slow-request log: how far back the lists reach', default: '15m', parse: positiveDuration },
@@ -278,6 +285,7 @@ export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.Pr
     throw new ConfigError('--dcgm-exporter-url', 'is required with --gpu-source dcgm-exporter: the exporter\'s metrics URL, e.g. http://127.0.0.1:9400/metrics');
   }
   if ((cfg.tenantFrom as string) === '') cfg.tenantFrom = cfg.tenantHeader === '' ? 'none' : 'header';
+  if (cfg.tenantFrom === 'api-key' && cfg.tenantSalt === '') cfg.tenantSalt = keptTenantSalt(cfg.stateDir, configFile);
   if (cfg.tenantFrom === 'header' && cfg.tenantHeader === '') throw new ConfigError('--tenant-header', 'is required with --tenant-from header: the request header naming the tenant, e.g. x-tenant-id');
   if ((cfg.injectUsage as unknown) === 'auto') cfg.injectUsage = !ENGINES_WITHOUT_STREAM_OPTIONS.has(cfg.engine);
   cfg.slos = parseSloConfig(file['slos'], `--config ${configFile}: slos`);

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { createSecureContext, type ConnectionOptions } from 'node:tls';
 import { ConfigError, UnreadableFileError } from './errors.js';
+import { loadWebConfig } from './web-config.js';
 
 /** The TLS settings, as paths ('' = unset); config.ts's Config carries them under these names. */
 export interface UpstreamTlsFiles {
@@ -18,6 +19,8 @@ export interface UpstreamTlsFiles {
   upstreamInsecureSkipVerify: boolean;
 }
 export interface TlsFiles extends UpstreamTlsFiles {
+  /** --web.config.file ('' = none): checked with the other files (web-config.ts). */
+  webConfigFile: string;
   tlsCert: string;
   tlsKey: string;
   metricsTlsCert: string;
@@ -69,6 +72,7 @@ function pair(cfg: TlsFiles, certKey: 'upstreamCert' | 'tlsCert' | 'metricsTlsCe
 }
 
 export function checkTlsFiles(cfg: TlsFiles): void {
+  if (cfg.webConfigFile) loadWebConfig(cfg.webConfigFile);
   if (cfg.upstreamCa) certificate(cfg.upstreamCa, '--upstream-ca');
   pair(cfg, 'upstreamCert', 'upstreamKey', '--upstream-cert', '--upstream-key');
   pair(cfg, 'tlsCert', 'tlsKey', '--tls-cert', '--tls-key');

@@ -81,12 +81,22 @@ export function nativeOptionsFrom(config: NativeHistogramOptions): NativeOptions
 }
 
 /**
- * The breakdown and tenant settings (issue 17) and the upstreams (issue 26): the metrics side's
- * config object, read as it is. More than one upstream puts the `upstream` label on the request metrics.
+ * The breakdown and tenant settings (issue 17), the upstreams (issue 26) and whether the native
+ * latency histograms keep their classic buckets: the metrics side's config object, read as it is.
  */
-export type RequestMetricsSettings = BreakdownSettings & TenantSettings;
+export type RequestMetricsSettings = BreakdownSettings & TenantSettings & { classicHistograms?: boolean };
 /** More than one upstream puts the `upstream` label on the request metrics. */
 export type WithUpstreams = { upstreams?: readonly UpstreamLabel[] };
+
+/**
+ * --classic-histograms=false: the five latency histograms that are native too keep only their
+ * +Inf bucket, _sum and _count in the classic form (as client_golang with no classic buckets);
+ * their distribution travels in the native buckets alone. Token counts and the breakdowns are
+ * classic only, so they keep theirs.
+ */
+function latencyBuckets(buckets: Record<BucketSet, number[]>, classic: boolean): Record<BucketSet, number[]> {
+  return classic ? buckets : { ...buckets, ttft: [], tpot: [], e2e: [], chunk: [] };
+}
 
 const DEFAULT_SETTINGS: RequestMetricsSettings = {
   promptTokensClasses: [...DEFAULT_PROMPT_CLASSES], inFlightBands: [...DEFAULT_IN_FLIGHT_BANDS], tenantHistograms: false, tenantFrom: 'none', tenantLimit: 20,
@@ -148,11 +158,12 @@ export class RequestMetrics {
     const th = (this.tenantHistograms = tc && settings.tenantHistograms);
     const up = (settings.upstreams?.length ?? 0) > 1;
     this.upstreams = up ? settings.upstreams! : null;
-    this.ttft = histogram(registry, def('gen_ai_server_time_to_first_token_seconds'), buckets, th, up);
-    this.ttfo = histogram(registry, def('infermeter_time_to_first_output_seconds'), buckets, th, up);
-    this.tpot = histogram(registry, def('gen_ai_server_time_per_output_token_seconds'), buckets, th, up);
-    this.e2e = histogram(registry, def('gen_ai_server_request_duration_seconds'), buckets, th, up);
-    this.chunk = histogram(registry, def('infermeter_inter_chunk_latency_seconds'), buckets, th, up);
+    const lat = latencyBuckets(buckets, settings.classicHistograms ?? true);
+    this.ttft = histogram(registry, def('gen_ai_server_time_to_first_token_seconds'), lat, th, up);
+    this.ttfo = histogram(registry, def('infermeter_time_to_first_output_seconds'), lat, th, up);
+    this.tpot = histogram(registry, def('gen_ai_server_time_per_output_token_seconds'), lat, th, up);
+    this.e2e = histogram(registry, def('gen_ai_server_request_duration_seconds'), lat, th, up);
+    this.chunk = histogram(registry, def('infermeter_inter_chunk_latency_seconds'), lat, th, up);
     this.tokenUsage = histogram(registry, def('gen_ai_client_token_usage'), buckets, th, up);
     this.breakdown = new BreakdownHistograms(registry, buckets, settings, th, up);
     this.requests = counter(registry, def('infermeter_requests_total'), tc, up);

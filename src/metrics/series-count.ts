@@ -22,6 +22,8 @@ export interface SeriesScenario {
   tenants: number;
   tenantLimit?: number;
   tenantHistograms?: boolean;
+  /** false: --classic-histograms=false (the native latency histograms without classic buckets). */
+  classicHistograms?: boolean;
   slos: SloConfig;
 }
 
@@ -38,6 +40,7 @@ export async function renderScenario(s: SeriesScenario): Promise<string> {
   const settings: RequestMetricsSettings = {
     promptTokensClasses: [...DEFAULT_PROMPT_CLASSES], inFlightBands: [...DEFAULT_IN_FLIGHT_BANDS],
     tenantFrom: s.tenants > 0 ? 'header' : 'none', tenantLimit: s.tenantLimit ?? 20, tenantHistograms: s.tenantHistograms ?? false,
+    classicHistograms: s.classicHistograms ?? true,
   };
   const served = new Set(Array.from({ length: s.models }, (_, i) => `model-${i}`));
   const metrics = new RequestMetrics(registry, buckets(s.slos), 'vllm', s.slos, (m) => (served.has(m) ? m : OTHER_MODEL), nativeOptions(), null, settings);

@@ -14,19 +14,12 @@ export type TenantSource = (typeof TENANT_SOURCES)[number];
 export const MAX_TENANT_CHARS = 64;
 /** Hex characters of the key's HMAC kept (48 bits: no collision among any realistic set of keys). */
 export const KEY_HASH_CHARS = 12;
-/**
- * The salt when none is configured. Public, so a hash can be linked to a key by whoever
- * holds the key (which is the point: operators can tell which key is which), but not
- * reversed: API keys carry far too much entropy to guess from 48 bits. Set --tenant-salt to
- * make hashes unlinkable across installations.
- */
-export const DEFAULT_TENANT_SALT = 'infermeter-tenant-v1';
-
 export type TenantReader = (headers: IncomingHttpHeaders) => string | null;
 
 export interface TenantOptions {
   tenantFrom: TenantSource;
   tenantHeader: string;
+  /** Never empty with api-key: --tenant-salt, or the random one kept in --state-dir (config.ts). */
   tenantSalt: string;
 }
 
@@ -43,7 +36,8 @@ export function tenantReader(opts: TenantOptions): TenantReader {
     };
   }
   if (opts.tenantFrom === 'api-key') {
-    const salt = opts.tenantSalt === '' ? DEFAULT_TENANT_SALT : opts.tenantSalt;
+    const salt = opts.tenantSalt;
+    if (salt === '') throw new Error('tenantReader: api-key needs a salt (config.ts resolves one)');
     return (headers) => {
       // Anthropic clients send the key as x-api-key; OpenAI ones as a bearer token.
       const key = bearerToken(headers.authorization) ?? apiKeyHeader(headers['x-api-key']);

@@ -32,7 +32,8 @@ import { chooseExposition } from '../exporters/prometheus/negotiate.js';
 import { encodeRegistry, PROTOBUF_CONTENT_TYPE } from '../exporters/prometheus/proto.js';
 import { ProxyHealth, UPSTREAM_PROBE_MS, type HealthAnswer, type ProxyState } from './health.js';
 import { ReloadMetrics } from '../metrics/reload-metrics.js';
-import { listenerTls, upstreamConnectOptions } from '../lib/tls.js';
+import { upstreamConnectOptions } from '../lib/tls.js';
+import { WebGuard, loadWebConfig, type WebConfig } from './web-config.js';
 import { setLogLevel } from '../lib/log.js';
 
 import { OPENMETRICS_CONTENT_TYPE, renderOpenMetrics } from '../exporters/prometheus/openmetrics.js';
@@ -97,6 +98,8 @@ export class MetricsSide {
   private probeTimer: NodeJS.Timeout | null = null;
   /** The live status page (src/exporters/ui/), null under --ui=false. */
   readonly statusPage: StatusPage | null;
+  /** --web.config.file: basic auth and TLS of every endpoint but the probes. */
+  private readonly guard: WebGuard;
 
   constructor(
     private config: SideOptions,
@@ -123,6 +126,7 @@ export class MetricsSide {
     this.trail = new RequestTrail(config, log, (m) => this.models.label(m));
     this.statusPage = config.ui ? new StatusPage({ registry: this.registry, slos: config.slos, log, labelOf: (m) => this.models.label(m) }) : null;
     if (this.statusPage) this.statusPage.slowRequests = slowLogProvider(this.trail.slowLog);
+    this.guard = new WebGuard(config.webConfigFile ? loadWebConfig(config.webConfigFile) : null);
   }
 
   /** A proxy loop's listener state (listening, draining), sent by main.ts or the cluster primary. */
@@ -133,7 +137,15 @@ export class MetricsSide {
 
   /** Re-reads the config file (same schema, same flags and environment); a bad file changes nothing. */
   reload(trigger: string): ReloadResult {
-    const r = this.reresolve();
+    let r = this.reresolve();
+    let web: WebConfig | null = null;
+    if (r.ok && this.config.webConfigFile) {
+      try {
+        web = loadWebConfig(this.config.webConfigFile);
+      } catch (err) {
+        r = { ok: false, error: (err as Error).message };
+      }
+    }
     if (!r.ok) {
       this.reloads.failed();
       this.log.error({ trigger, err: r.error }, 'config reload failed; the running config stays');
@@ -145,6 +157,7 @@ export class MetricsSide {
     if (r.bucketsKept.length > 0) {
       this.log.info({ buckets: r.bucketsKept }, 'config reload: histogram bucket boundaries stay as they are until restart (existing series keep their le set); the SLO counters use the new thresholds now');
     }
+    if (this.config.webConfigFile) this.guard.reload(web, this.server, this.config, this.log, r.restartNeeded);
     this.requests.setSlos(r.live.slos);
     this.otlp?.setSlos(r.live.slos);
     this.trail.setSlos(r.live.slos);
@@ -288,8 +301,8 @@ export class MetricsSide {
       this.probeTimer = setInterval(() => void this.models.refresh(), UPSTREAM_PROBE_MS);
       this.probeTimer.unref();
     }
-    const handler = (req: import('node:http').IncomingMessage, res: ServerResponse) => void this.serve(req.url ?? '/', req.method ?? 'GET', res);
-    const tls = listenerTls(this.config.metricsTlsCert, this.config.metricsTlsKey);
+    const handler = this.guard.handler((req, res) => this.serve(req.url ?? '/', req.method ?? 'GET', res));
+    const tls = this.guard.listenerTls(this.config, this.log);
     this.server = (tls ? createHttpsServer(tls, handler) : createServer(handler)) as Server;
     this.server.keepAliveTimeout = 65_000;
     const { host, port } = this.config.metricsListen;

@@ -48,5 +48,6 @@ test('reresolve: --tenant-limit is live; the tenant source and the prompt classe
   const r = reresolve(cfg);
   assert.ok(r.ok);
   assert.equal(r.live.tenantLimit, 5);
-  assert.deepEqual(r.restartNeeded.sort(), ['--prompt-tokens-classes', '--tenant-from']);
+  // Turning api-key on brings the salt kept beside the config file: the salt in use changes too.
+  assert.deepEqual(r.restartNeeded.sort(), ['--prompt-tokens-classes', '--tenant-from', '--tenant-salt']);
 });

@@ -1,0 +1,77 @@
+/**
+ * The web config loader (src/lib/web-config.ts) and guard (src/side/web-config.ts): paths relative to the file, the
+ * exporter-toolkit defaults (TLS 1.2 minimum; a client CA alone means verify every client),
+ * and the guard in front of a real node:http server: 401 with a challenge for a missing,
+ * malformed, unknown or wrong credential, a pass for the right one, and a replaced config
+ * taking effect at once.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import bcrypt from 'bcryptjs';
+import { listenerTlsOptions, loadWebConfig } from '../../../src/lib/web-config.js';
+import { WebGuard } from '../../../src/side/web-config.js';
+import { makeCerts } from '../../fakes/certs.js';
+
+test('loader: paths relative to the file, exporter-toolkit defaults, TLS options', () => {
+  const certs = makeCerts();
+  const dir = mkdtempSync(join(tmpdir(), 'infermeter-web-'));
+  try {
+    copyFileSync(certs.serverCert, join(dir, 's.crt'));
+    copyFileSync(certs.serverKey, join(dir, 's.key'));
+    copyFileSync(certs.caCert, join(dir, 'ca.crt'));
+    const file = join(dir, 'web.yml');
+    writeFileSync(file, 'tls_server_config:\n  cert_file: s.crt\n  key_file: s.key\n  client_ca_file: ca.crt\n');
+    const web = loadWebConfig(file);
+    assert.equal(web.tls?.clientAuth, 'RequireAndVerifyClientCert', 'a client CA without a type verifies every client');
+    assert.equal(web.tls?.minVersion, 'TLSv1.2');
+    assert.equal(web.users.size, 0);
+    const opts = listenerTlsOptions(web, { metricsTlsCert: '/nonexistent', metricsTlsKey: '/nonexistent' })!;
+    assert.equal(opts.requestCert, true);
+    assert.equal(opts.rejectUnauthorized, true);
+    assert.ok(String(opts.ca).includes('BEGIN CERTIFICATE'), 'the file wins over the shorthand flags');
+    writeFileSync(file, '');
+    assert.deepEqual(loadWebConfig(file).tls, null, 'an empty file: no TLS, no users');
+    assert.equal(listenerTlsOptions(null, { metricsTlsCert: '', metricsTlsKey: '' }), null);
+    writeFileSync(file, 'basic_auth_users:\n  "a:b": "$2y$04$abcdefghijklmnopqrstuuKx3ObyKeVfnR8P2n2gP1xE4kZ0Wd1m6"\n');
+    assert.throws(() => loadWebConfig(file), /basic_auth_users\.a:b: a user name cannot contain ":"/);
+    writeFileSync(file, 'tls_server_config:\n  cert_file: s.crt\n  key_file: missing.key\n');
+    assert.throws(() => loadWebConfig(file), /tls_server_config\.key_file: cannot read .*missing\.key/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(certs.dir, { recursive: true, force: true });
+  }
+});
+
+test('guard: 401 and a challenge unless the right user and password; replace() applies at once', async () => {
+  const users = new Map([['alice', bcrypt.hashSync('right', 4)]]);
+  const guard = new WebGuard({ file: 'web.yml', tls: null, users });
+  const server = createServer((req, res) => void guard.admit(req, res).then((ok) => ok && res.end('ok')));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`;
+  const get = async (authorization?: string) => {
+    const res = await fetch(url, { headers: authorization ? { authorization } : {} });
+    return { status: res.status, challenge: res.headers.get('www-authenticate'), body: await res.text() };
+  };
+  const basic = (s: string) => `Basic ${Buffer.from(s).toString('base64')}`;
+  try {
+    for (const auth of [undefined, 'Bearer x', 'Basic !!!', basic('alice'), basic('alice:wrong'), basic('bob:right'), basic('alice:right ')]) {
+      const r = await get(auth);
+      assert.equal(r.status, 401, String(auth));
+      assert.equal(r.challenge, 'Basic realm="infermeter", charset="UTF-8"');
+    }
+    assert.equal((await get(basic('alice:right'))).body, 'ok');
+    assert.equal((await get(basic('alice:right'))).body, 'ok', 'the cached verdict');
+    guard.replace({ file: 'web.yml', tls: null, users: new Map([['alice', bcrypt.hashSync('new', 4)]]) });
+    assert.equal((await get(basic('alice:right'))).status, 401, 'the old password, cached before, no longer passes');
+    assert.equal((await get(basic('alice:new'))).body, 'ok');
+    guard.replace(null);
+    assert.equal((await get()).body, 'ok', 'no web config: open');
+  } finally {
+    server.close();
+  }
+});

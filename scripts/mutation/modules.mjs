@@ -33,7 +33,7 @@ export const MODULES = [
     name: 'record-codec',
     what: 'the record codec between the proxy and the metrics side',
     mutate: ['src/record/codec.ts'],
-    tests: ['test/unit/record/codec.test.ts'],
+    tests: ['test/unit/record/codec.test.ts', 'test/unit/record/codec-reserve.test.ts'],
   },
   {
     name: 'tenant-prompt-class',

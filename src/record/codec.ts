@@ -37,6 +37,7 @@ export class RecordEncoder {
   private pos = HEADER;
   private n = 0;
 
+  // The initial size only decides when the buffer first grows (mutation testing: equivalent).
   constructor(private readonly initialBytes = 16 * 1024) {
     this.buf = Buffer.allocUnsafe(initialBytes);
   }
@@ -101,6 +102,7 @@ export class RecordEncoder {
   }
 
   private reserve(bytes: number): void {
+    // `<` for `<=` only grows a buffer that fitted exactly (mutation testing: equivalent).
     if (this.pos + bytes <= this.buf.length) return;
     const grown = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + bytes));
     this.buf.copy(grown, 0, 0, this.pos);

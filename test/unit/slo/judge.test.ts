@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { judge, type Verdict } from '../../../src/slo/judge.js';
 import { hasSlos, parseSloConfig, promptClassFor, sloLabel, sloSeries, thresholdsFor, thresholdsInBucketSet } from '../../../src/slo/config.js';
-import { UNMEASURED, type RequestRecord } from '../../../src/metrics/record.js';
+import { UNMEASURED, type RequestRecord } from '../../../src/record/record.js';
 
 function record(over: Partial<RequestRecord>): RequestRecord {
   return {

@@ -44,6 +44,7 @@ test('bounds: positive, strictly ascending, a trailing +Inf dropped; a bad list 
   fails('-1,2', 'expected positive numbers, got "-1" in "-1,2"');
   fails('1,x', 'expected positive numbers, got "x" in "1,x"');
   fails('1,Infinity', 'expected positive numbers, got "Infinity" in "1,Infinity"');
+  fails('1,xinf', 'expected positive numbers, got "xinf" in "1,xinf"');
   fails('1,inf,2', 'expected positive numbers, got "inf" in "1,inf,2"');
   fails('2,2', 'expected strictly ascending bounds, got "2,2"');
   fails('1,4,3', 'expected strictly ascending bounds, got "1,4,3"');

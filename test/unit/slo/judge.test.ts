@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { judge, type Verdict } from '../../../src/slo/judge.js';
-import { hasSlos, parseSloConfig, promptClassFor, sloLabel, sloSeries, thresholdsFor, thresholdsInBucketSet } from '../../../src/slo/config.js';
+import { errorBudget, hasSlos, parseSloConfig, promptClassFor, sloLabel, sloSeries, thresholdsFor, thresholdsInBucketSet } from '../../../src/slo/config.js';
 import { UNMEASURED, type RequestRecord } from '../../../src/record/record.js';
 
 function record(over: Partial<RequestRecord>): RequestRecord {
@@ -115,6 +115,7 @@ test('SLO labels, series and the thresholds that become bucket boundaries', () =
   assert.equal(hasSlos(slos), true);
   assert.equal(hasSlos(parseSloConfig({}, 'slos')), false);
   assert.equal(hasSlos(parseSloConfig({ models: { a: { e2e: '1s' } } }, 'slos')), true);
+  assert.equal(hasSlos(parseSloConfig({ default: { e2e: '1s' } }, 'slos')), true);
   assert.equal(hasSlos(parseSloConfig({ prompt_classes: [{ prompt_tokens_le: 10, ttft: '1s' }] }, 'slos')), true);
 });
 
@@ -135,4 +136,12 @@ test('the SLO config: defaults, and each bad value named by its path', () => {
   bad({ prompt_classes: [{ prompt_tokens_le: 100 }, { prompt_tokens_le: 100 }] }, 'cfg.slos.prompt_classes.1.prompt_tokens_le', /strictly ascending/);
   bad({ prompt_classes: [{ prompt_tokens_le: 200 }, { prompt_tokens_le: 100 }] }, 'cfg.slos.prompt_classes.1.prompt_tokens_le', /strictly ascending/);
   assert.equal(parseSloConfig({ default: { ttft: 1.5 } }, 's').default.ttft, 1.5, 'a number is seconds');
+  // Not an object at all: the error names the section itself.
+  assert.throws(() => parseSloConfig('fast', 'cfg.slos'), (e: Error) => e.message.startsWith('cfg.slos: '), 'cfg.slos');
+});
+
+test('the error budget is 1 - objective, without float noise', () => {
+  assert.equal(errorBudget(parseSloConfig({ objective: 0.99 }, 's')), 0.01);
+  assert.equal(errorBudget(parseSloConfig({ objective: 0.999 }, 's')), 0.001);
+  assert.equal(errorBudget(parseSloConfig({ objective: 0.5 }, 's')), 0.5);
 });

@@ -47,3 +47,25 @@ test('several such records in one batch, each reserved on top of the last', () =
   enc.add(rs[0]!);
   assert.deepEqual(decodeRecords(enc.take()!), [rs[0]]);
 });
+
+test('a corrupt batch is refused, naming the record or the bytes left over', () => {
+  const bytes = () => {
+    const enc = new RecordEncoder(8);
+    enc.add(record(1, 0));
+    enc.add(record(2, 0));
+    return new Uint8Array(enc.take()!);
+  };
+  const second = 8 + (() => { const e = new RecordEncoder(8); e.add(record(1, 0)); return e.take()!.byteLength - 8; })();
+  // Layout: u32 version, u32 count, then per record u8 outcome, u8 token source, u8 metering failure.
+  for (const [offset, what] of [[0, 'outcome'], [1, 'token source'], [2, 'metering failure']] as const) {
+    const b = bytes();
+    b[second + offset] = 254;
+    assert.throws(() => decodeRecords(b), (e: Error) => e.message === 'record batch: bad record 1', what);
+  }
+  const b = bytes();
+  b[second + 2] = 255; // 255 is "no metering failure": valid
+  assert.equal(decodeRecords(b)[1]!.meteringFailure, null);
+  const longer = new Uint8Array(bytes().length + 3);
+  longer.set(bytes());
+  assert.throws(() => decodeRecords(longer), (e: Error) => e.message === 'record batch: 3 bytes left over');
+});

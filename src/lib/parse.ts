@@ -47,7 +47,8 @@ export function parseDuration(value: string | number): number {
   }
   const v = value.trim();
   if (/^\d+(\.\d+)?$/.test(v)) return Number(v);
-  const msValue = ms(v as ms.StringValue);
+  // ms() throws its own "val is not a non-empty string" on ''; every bad value gets ours.
+  const msValue = v === '' ? undefined : ms(v as ms.StringValue);
   if (typeof msValue !== 'number' || !Number.isFinite(msValue) || msValue < 0) {
     throw new Error(`expected a duration such as 500ms, 2s, 5m, got "${value}"`);
   }

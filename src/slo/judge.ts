@@ -19,6 +19,8 @@ export interface Verdict {
 export function judge(slos: SloConfig, modelLabel: string, r: RequestRecord): Verdict[] | null {
   if (r.outcome === 'client_abort' || r.outcome === 'rejected') return null;
   const t = thresholdsFor(slos, modelLabel);
+  // With no classes promptClassFor finds none either: the length test only skips the call
+  // (mutation testing: equivalent).
   const cls = r.inputTokensKnown && slos.promptClasses.length > 0 ? promptClassFor(slos, r.inputTokens) : null;
   const verdicts: Verdict[] = [];
   const measured = { ttft: r.ttft, ttfo: r.ttfo, tpot: tpotSeconds(r), e2e: r.e2e };

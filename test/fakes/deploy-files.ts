@@ -2,7 +2,7 @@
  * Helpers for the deploy/ tests: repository paths, YAML loading, and the flags a command
  * line uses, checked against infermeter's own option table.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, parse } from 'yaml';
 import { OPTIONS } from '../../src/config.js';
@@ -29,12 +29,6 @@ export function yamlDocuments(p: string): Record<string, unknown>[] {
 }
 
 /** Files the slo branch writes (SLO example config, rules, dashboards); checked when present. */
-export const GENERATED_ELSEWHERE = ['examples/infermeter.yaml', 'deploy/prometheus/rules.yml', 'deploy/kubernetes/prometheusrule.yaml', 'grafana/provisioning', 'grafana/dashboards'];
-
-export function presentOrGeneratedElsewhere(p: string): boolean {
-  return existsSync(repoPath(p)) || GENERATED_ELSEWHERE.includes(p);
-}
-
 /** Every `--flag` the daemon accepts (plus --config, --help, --version). */
 export const DAEMON_FLAGS = new Set([...OPTIONS.map((o) => o.flag.split(' ')[0]!), '--config', '--help', '--version']);
 

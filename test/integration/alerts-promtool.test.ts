@@ -6,9 +6,10 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { repoRoot } from '../../src/ops/shipped.js';
 import { hasPromtool, promtool } from '../unit/ops/rules-helpers.js';
+import { skipWithout } from '../helpers/tools.js';
 
 const root = repoRoot();
-const skip = hasPromtool() ? false : 'promtool is not installed (Debian: apt-get install prometheus)';
+const skip = skipWithout(hasPromtool(), 'promtool is not installed (Debian: apt-get install prometheus)');
 
 test('promtool check rules accepts deploy/prometheus/rules.yml', { skip }, () => {
   const r = promtool(['check', 'rules', 'deploy/prometheus/rules.yml'], root);

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSimulator } from '../../src/sim/index.js';
@@ -57,6 +57,21 @@ test('Ctrl-C in a load step writes a partial report and exits 130; compare reads
     const cmp = await run(['bench', 'compare', out, join(out, 'bench.json')]);
     assert.equal(cmp.code, 0, cmp.stderr);
     assert.match(cmp.stdout, /\| single-stream TTFT P50 \| [\d.]+ ms \| [\d.]+ ms \| \+0\.00 ms \| \+0\.0% \|/);
+
+    // Against a different report (issue 29: it used to compare a report with itself only): B
+    // is A with a TTFT P50 10 ms slower and a different arrival process; the deltas are worked
+    // out here from the two numbers.
+    const b = structuredClone(report);
+    const ttftA = report.singleStream!.summary.ttft.p50!;
+    b.singleStream!.summary.ttft.p50 = ttftA + 0.010;
+    b.config.arrivals = b.config.arrivals === 'poisson' ? 'constant' : 'poisson';
+    writeFileSync(join(out, 'b.json'), JSON.stringify(b));
+    const cmp2 = await run(['bench', 'compare', join(out, 'bench.json'), join(out, 'b.json')]);
+    assert.equal(cmp2.code, 0, cmp2.stderr);
+    const row = `| single-stream TTFT P50 | ${(ttftA * 1000).toFixed(2)} ms | ${((ttftA + 0.010) * 1000).toFixed(2)} ms | +10.00 ms | +${((0.010 / ttftA) * 100).toFixed(1)}% |`;
+    assert.ok(cmp2.stdout.split('\n').includes(row), `${row}\nin\n${cmp2.stdout}`);
+    assert.match(cmp2.stdout, /^note: arrivals differs \(A .+, B .+\)$/m);
+    assert.match(cmp2.stdout, /^note: A and B partial$/m);
   } finally {
     await sim.close();
     rmSync(out, { recursive: true, force: true });

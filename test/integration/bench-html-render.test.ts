@@ -13,6 +13,7 @@ import { renderHtml } from '../../src/bench/html.js';
 import { COLORS } from '../../src/bench/svg.js';
 import { fakeReport } from '../unit/bench/fixture.js';
 import { countColour, decodePng } from './bench-png.js';
+import { skipWithout } from '../helpers/tools.js';
 
 const CHROMIUM = process.env['CHROMIUM'] ?? '/usr/bin/chromium';
 
@@ -28,7 +29,7 @@ async function screenshot(dir: string, name: string, html: string): Promise<Retu
   return decodePng(readFileSync(png));
 }
 
-test('the HTML report renders in headless Chromium with its charts drawn', { timeout: 120_000, skip: !existsSync(CHROMIUM) && `no ${CHROMIUM}` }, async () => {
+test('the HTML report renders in headless Chromium with its charts drawn', { timeout: 120_000, skip: skipWithout(existsSync(CHROMIUM), `no ${CHROMIUM}`) }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'bench-html-'));
   try {
     const withCharts = await screenshot(dir, 'charts', renderHtml(fakeReport()));

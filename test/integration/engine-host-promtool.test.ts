@@ -15,6 +15,7 @@ import { HostCollector } from '../../src/collectors/host/collector.js';
 import { ProxyLoopMetrics } from '../../src/collectors/host/proxy-loop.js';
 import { startFakeEngine, type FakeEngine } from '../fakes/engine-metrics-server.js';
 import { generateVllmScrape } from '../fakes/vllm-scrape.js';
+import { skipWithout } from '../helpers/tools.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/${name}`, import.meta.url), 'utf8');
 const promtool = spawnSync('promtool', ['--version']).status === 0;
@@ -33,7 +34,7 @@ const CASES: [string, string, EngineKind][] = [
 ];
 
 for (const [label, body, engine] of CASES) {
-  test(`promtool check metrics passes on the registry after scraping ${label}`, { skip: !promtool && 'promtool not installed (apt-get install prometheus)' }, async () => {
+  test(`promtool check metrics passes on the registry after scraping ${label}`, { skip: skipWithout(promtool, 'promtool not installed (apt-get install prometheus)') }, async () => {
     const fake = await startFakeEngine({ body });
     fakes.push(fake);
     const config = resolveConfig({ upstream: 'http://127.0.0.1:9', engine, engineMetrics: fake.url }, {});

@@ -16,6 +16,7 @@ import { CollectorRunner } from '../../src/collectors/runner.js';
 import { COLLECTORS } from '../../src/collectors/index.js';
 import { capturedLogger, eventually, fixturePath, scrape, series } from '../fakes/gpu.js';
 import { startFakeDcgmExporter } from '../fakes/dcgm-exporter.js';
+import { skipWithout } from '../helpers/tools.js';
 
 const SCRAPE = readFileSync(fixturePath('dcgm-exporter-scrape-synthetic-2gpu-h100.prom'), 'utf8');
 
@@ -94,7 +95,7 @@ test('--gpu-source dcgm-exporter without a URL stops startup naming --dcgm-expor
   }
 });
 
-test('promtool check metrics: the dcgm-exporter source lints clean', { skip: spawnSync('promtool', ['--version']).status === 0 ? false : 'promtool not installed' }, async () => {
+test('promtool check metrics: the dcgm-exporter source lints clean', { skip: skipWithout(spawnSync('promtool', ['--version']).status === 0, 'promtool not installed') }, async () => {
   const exporter = await startFakeDcgmExporter(SCRAPE);
   const { registry, runner, up } = runnerFor(['--gpu-source', 'dcgm-exporter', '--dcgm-exporter-url', exporter.url]);
   try {

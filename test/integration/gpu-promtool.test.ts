@@ -5,10 +5,11 @@ import { spawnSync } from 'node:child_process';
 import { Registry } from 'prom-client';
 import { GpuCollector } from '../../src/collectors/gpu/collector.js';
 import { FAKE_NVIDIA_SMI, capturedLogger, eventually, scrape, series } from '../fakes/gpu.js';
+import { skipWithout } from '../helpers/tools.js';
 
 const hasPromtool = spawnSync('promtool', ['--version']).status === 0;
 
-test('promtool check metrics: GPU metrics lint clean', { skip: hasPromtool ? false : 'promtool not installed (Debian package prometheus)' }, async () => {
+test('promtool check metrics: GPU metrics lint clean', { skip: skipWithout(hasPromtool, 'promtool not installed (Debian package prometheus)') }, async () => {
   const registry = new Registry();
   const collector = new GpuCollector({
     binary: FAKE_NVIDIA_SMI, columns: 'pucvmet', intervalSeconds: 1, sampleMs: 100, factsRetryMs: 100,

@@ -7,7 +7,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { DEFAULT_BUCKETS } from '../../src/lib/metric-def.js';
 import { parsePrometheusText, sumSamples } from '../../src/lib/prom-text.js';
 import { FakeOtlpReceiver, attrs, type DecodedMetric, type HistogramPoint } from '../fakes/otlp-receiver.js';
 import { TinyUpstream, TINY_MODEL, PROMPT_TOKENS } from '../fakes/tiny-upstream.js';
@@ -55,6 +54,24 @@ function points(m: DecodedMetric | undefined): HistogramPoint[] {
 
 const REQUEST_ATTRS = { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'vllm', 'gen_ai.request.model': TINY_MODEL };
 
+/**
+ * The default bucket boundaries, from their sources rather than the code (issue 29): the
+ * OpenTelemetry GenAI semantic conventions' advisory boundaries, which README says are
+ * "extended upward (TTFT to 2560 s, E2E to 2621 s)", by doubling from the last one.
+ */
+const SEMCONV = {
+  ttft: [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10],
+  tpot: [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5],
+  e2e: [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92],
+  tokens: [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864],
+};
+const doubledTo = (list: number[], top: number) => {
+  const out = [...list];
+  while (out[out.length - 1]! < top) out.push(out[out.length - 1]! * 2);
+  return out;
+};
+const TTFT_BOUNDS = doubledTo(SEMCONV.ttft, 2560);
+
 test('known requests arrive over OTLP with GenAI names, units, attributes and Prometheus buckets', async () => {
   for (let i = 0; i < STREAMED; i++) await chat(true);
   await chat(false);
@@ -78,17 +95,23 @@ test('known requests arrive over OTLP with GenAI names, units, attributes and Pr
   const [tp] = points(ttft);
   assert.deepEqual(attrs(tp!.attributes), REQUEST_ATTRS);
   assert.equal(tp!.count, STREAMED);
-  assert.deepEqual(tp!.explicitBounds, DEFAULT_BUCKETS.ttft);
-  assert.equal(tp!.bucketCounts?.length, DEFAULT_BUCKETS.ttft.length + 1);
+  assert.deepEqual(tp!.explicitBounds, TTFT_BOUNDS);
+  assert.equal(TTFT_BOUNDS[TTFT_BOUNDS.length - 1], 2560);
+  assert.equal(tp!.bucketCounts?.length, TTFT_BOUNDS.length + 1);
   assert.equal(tp!.bucketCounts!.reduce((a, b) => a + b, 0), STREAMED);
 
   const tpot = points(receiver.latest('gen_ai.server.time_per_output_token'));
   assert.equal(tpot[0]!.count, STREAMED);
-  assert.deepEqual(tpot[0]!.explicitBounds, DEFAULT_BUCKETS.tpot);
+  // README names no top for TPOT: the semconv list, then ascending boundaries above it.
+  const tpotBounds = tpot[0]!.explicitBounds!;
+  assert.deepEqual(tpotBounds.slice(0, SEMCONV.tpot.length), SEMCONV.tpot);
+  assert.ok(tpotBounds.length > SEMCONV.tpot.length && tpotBounds.every((b, i) => i === 0 || b > tpotBounds[i - 1]!), `TPOT bounds ${tpotBounds}`);
 
   const e2e = points(receiver.latest('gen_ai.server.request.duration'));
   assert.equal(e2e.length, 1, 'no failed requests, so no error.type series');
   assert.equal(e2e[0]!.count, STREAMED + 1);
+  assert.deepEqual(e2e[0]!.explicitBounds, doubledTo(SEMCONV.e2e, 2621));
+  assert.equal(e2e[0]!.explicitBounds!.at(-1), 2621.44, 'README: E2E to 2621 s');
   assert.equal(receiver.latest('gen_ai.server.request.duration')?.unit, 's');
 
   const usage = receiver.latest('gen_ai.client.token.usage');
@@ -97,7 +120,7 @@ test('known requests arrive over OTLP with GenAI names, units, attributes and Pr
   assert.equal(byType.get('input')?.count, STREAMED + 1);
   assert.equal(byType.get('input')?.sum, (STREAMED + 1) * PROMPT_TOKENS);
   assert.equal(byType.get('output')?.sum, (STREAMED + 1) * TOKENS);
-  assert.deepEqual(byType.get('output')?.explicitBounds, DEFAULT_BUCKETS.tokens);
+  assert.deepEqual(byType.get('output')?.explicitBounds, SEMCONV.tokens);
 
   const chunks = points(receiver.latest('infermeter.inter_chunk_latency'));
   assert.equal(chunks[0]!.count, STREAMED * (TOKENS - 1));
@@ -118,7 +141,7 @@ test('OTLP bucket counts equal the /metrics bucket counts for the same requests'
   const { samples } = parsePrometheusText(text);
   const otlp = points(receiver.latest('gen_ai.server.time_to_first_token'))[0]!;
   let cumulative = 0;
-  DEFAULT_BUCKETS.ttft.forEach((le, i) => {
+  TTFT_BOUNDS.forEach((le, i) => {
     cumulative += otlp.bucketCounts![i]!;
     const prom = sumSamples(samples, 'gen_ai_server_time_to_first_token_seconds_bucket', { le: String(le), gen_ai_request_model: TINY_MODEL });
     assert.equal(cumulative, prom, `bucket le=${le}`);

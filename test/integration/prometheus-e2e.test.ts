@@ -31,6 +31,7 @@ import { startSimulator } from '../../src/sim/index.js';
 import { substituteVariables } from '../unit/ops/rules-helpers.js';
 import { freePort } from '../helpers.js';
 import { eventually } from '../fakes/gpu.js';
+import { skipWithout } from '../helpers/tools.js';
 
 const root = repoRoot();
 const FAKE_NVIDIA_SMI = join(root, 'bin/fake-nvidia-smi');
@@ -38,7 +39,7 @@ const MODEL = 'e2e-model';
 const SLOS = { objective: 0.99, window: '30d', default: { ttft: '1s', tpot: '500ms', e2e: '30s' } };
 const P99_ALERT = 'InfermeterTTFTP99High';
 
-const skip = spawnSync('prometheus', ['--version']).status !== 0 ? 'prometheus is not installed (Debian: apt-get install prometheus)' : false;
+const skip = skipWithout(spawnSync('prometheus', ['--version']).status === 0, 'prometheus is not installed (Debian: apt-get install prometheus)');
 
 test('Prometheus loads the generated rules, every dashboard query returns data, the P99 alert tracks load', { skip, timeout: 120_000 }, async (t) => {
   const t0 = Date.now();

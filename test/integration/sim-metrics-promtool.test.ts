@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { parsePrometheusText } from '../../src/lib/prom-text.js';
 import { startSimulator } from '../../src/sim/index.js';
 import { chat, get, post } from '../helpers/sim.js';
+import { skipWithout } from '../helpers/tools.js';
 
 const hasPromtool = spawnSync('promtool', ['--version']).status === 0;
 
@@ -18,7 +19,7 @@ function promtoolFindings(text: string): { status: number | null; findings: stri
 }
 
 for (const format of ['v1', 'v0'] as const) {
-  describe(`simulator /metrics (${format})`, { skip: hasPromtool ? false : 'promtool not installed' }, () => {
+  describe(`simulator /metrics (${format})`, { skip: skipWithout(hasPromtool, 'promtool not installed') }, () => {
     it('passes promtool check metrics apart from the colon finding', async () => {
       const sim = await startSimulator({ listen: '127.0.0.1:0', speed: 'max', metricsFormat: format });
       try {

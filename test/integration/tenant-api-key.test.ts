@@ -4,6 +4,9 @@
  * Without --tenant-salt the salt is random, made on first start and kept in --state-dir: the
  * same after a restart, different in another state dir, never in /metrics or the logs; an
  * explicit --tenant-salt wins over the kept one.
+ * The expected labels are README's formula computed here with node:crypto: `key-` and 12 hex
+ * characters of HMAC-SHA256(salt, token), with the kept or the given salt. Under
+ * --workers the labels are the same: one metrics side labels every worker's records.
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,7 +17,11 @@ import { request } from 'undici';
 import { startFakeUpstream } from '../fakes/upstream.js';
 import { InfermeterProcess } from '../fakes/infermeter-process.js';
 import { scrape, sumSamples, waitForMetrics } from '../helpers.js';
-import { keyHash } from '../../src/proxy/tenant.js';
+import { createHmac } from 'node:crypto';
+import { Agent } from 'undici';
+
+/** README's formula, computed independently of the product's code. */
+const keyHash = (salt: string, token: string) => 'key-' + createHmac('sha256', salt).update(token).digest('hex').slice(0, 12);
 
 const dirs: string[] = [];
 after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -28,9 +35,13 @@ const hashes = (salt: string) => new Set([...KEYS.map((k) => keyHash(salt, k)), 
 
 const KEYS = ['sk-TENANTLEAK-aaaaaaaaaaaaaaaaaaaa', 'sk-TENANTLEAK-bbbbbbbbbbbbbbbbbbbb', 'sk-TENANTLEAK-cccccccccccccccccccc'];
 
-async function run(salt: string | null, state: string): Promise<{ metrics: string; log: string; tenants: Set<string> }> {
+interface Run { metrics: string; log: string; tenants: Set<string>; perTenant: Map<string, number> }
+
+async function run(salt: string | null, state: string, extra: string[] = []): Promise<Run> {
   const upstream = await startFakeUpstream();
-  const args = ['--tenant-from', 'api-key', '--log-level', 'trace', '--state-dir', state];
+  const args = ['--tenant-from', 'api-key', '--log-level', 'trace', '--state-dir', state, ...extra];
+  // A fresh connection per request, so that under --workers the requests spread over the workers.
+  const fresh = () => new Agent({ pipelining: 0, keepAliveTimeout: 1 });
   const im = InfermeterProcess.forUpstream(upstream.url, args, salt === null ? {} : { INFERMETER_TENANT_SALT: salt });
   try {
     await im.start();
@@ -42,12 +53,15 @@ async function run(salt: string | null, state: string): Promise<{ metrics: strin
         { stream: true, fake: { status: { code: 401, body: '{"error":"bad key"}' } } },
       ]) {
         sent++;
+        const dispatcher = fresh();
         const res = await request(`${im.proxyUrl}/v1/chat/completions`, {
+          dispatcher,
           method: 'POST',
           headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
           body: JSON.stringify({ model: 'fake-model', messages: [{ role: 'user', content: 'hi' }], ...body }),
         });
         await res.body.text();
+        await dispatcher.close();
       }
     }
     // A request with no key at all: tenant none.
@@ -57,7 +71,8 @@ async function run(salt: string | null, state: string): Promise<{ metrics: strin
     const { text, samples } = await scrape(`${im.metricsUrl}/metrics`);
     await im.stop();
     const tenants = new Set(samples.map((s) => s.labels['tenant']).filter((t): t is string => t !== undefined));
-    return { metrics: text, log: JSON.stringify(im.logs) + im.stderr, tenants };
+    const perTenant = new Map([...tenants].map((t) => [t, sumSamples(samples, 'infermeter_requests_total', { tenant: t })]));
+    return { metrics: text, log: JSON.stringify(im.logs) + im.stderr, tenants, perTenant };
   } finally {
     await im.stop();
     await upstream.close();
@@ -69,7 +84,9 @@ test('an API key never appears in /metrics or logs; its tenant is a salted hash'
   const plain = await run(null, state);
   assert.ok(plain.log.includes('infermeter ready'), 'the logs were read');
   for (const text of [plain.metrics, plain.log]) assert.ok(!text.includes('TENANTLEAK'), 'no key, nor any part of one, leaked');
-  assert.deepEqual(plain.tenants, hashes(keptSalt(state)));
+  const expected = hashes(keptSalt(state));
+  assert.equal(expected.size, KEYS.length + 1, 'three keys, three labels');
+  assert.deepEqual(plain.tenants, expected);
   for (const t of plain.tenants) if (t !== 'none') assert.match(t, /^key-[0-9a-f]{12}$/);
 
   // An explicit salt: other hashes for the same keys (unlinkable across installations); it wins over the kept one.
@@ -118,4 +135,14 @@ test('with api-key and no salt, the state dir defaults to the config file\'s dir
   } finally {
     await upstream.close();
   }
+});
+
+test('--workers 2: the same tenant labels, with the same counts, as one process', async () => {
+  const state = stateDir();
+  const one = await run(null, state);
+  const two = await run(null, state, ['--workers', '2']);
+  assert.ok(!two.metrics.includes('TENANTLEAK') && !two.log.includes('TENANTLEAK'));
+  assert.deepEqual(two.tenants, hashes(keptSalt(state)));
+  assert.deepEqual(two.perTenant, one.perTenant);
+  for (const k of KEYS) assert.equal(two.perTenant.get(keyHash(keptSalt(state), k)), 3, 'three requests per key');
 });

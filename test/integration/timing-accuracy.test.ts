@@ -49,15 +49,22 @@ test('TTFT, TPOT and E2E match the upstream schedule and the client stopwatch', 
   const chunkGaps = sumSamples(samples, 'infermeter_inter_chunk_latency_seconds_count');
   const outputTokens = sumSamples(samples, 'infermeter_tokens_total', { gen_ai_token_type: 'output' });
 
-  // Timers only ever fire late, so the schedule is a floor; the slack is for a busy machine.
-  assert.ok(ttft >= 0.149 && ttft < 0.150 + 0.04, `TTFT ${ttft}s vs scheduled 0.150s`);
-  assert.ok(e2e >= 0.649 && e2e < 0.650 + 0.08, `E2E ${e2e}s vs scheduled 0.650s`);
+  // Two clocks on the same events instead of a fixed allowance (issue 29: a 10 ms allowance
+  // failed 1 run in 13 beside two busy processes). The client and the proxy share this
+  // process's clock, the client starts its stopwatch before the proxy receives the request and
+  // reads each chunk after the proxy has seen it, so a correct proxy lies between the
+  // schedule (timers only ever fire late) and the client's stopwatch, however loaded the
+  // machine: ttft in [0.150, clientTtft], e2e in [0.650, clientE2e]. A proxy that timed the
+  // role chunk (at 0 ms) falls below the floor; one that timed a later chunk, or the end,
+  // lands above the client's first-token time on any but a badly stalled machine.
+  const floor = 0.001; // setTimeout rounds to whole ms and may fire up to 1 ms early on loop time
+  assert.ok(ttft >= 0.150 - floor, `TTFT ${ttft}s below the scheduled 0.150s`);
+  assert.ok(ttft <= clientTtft, `proxy TTFT ${ttft}s after the client saw the first token (${clientTtft}s)`);
+  assert.ok(e2e >= 0.650 - floor, `E2E ${e2e}s below the scheduled 0.650s`);
+  // The proxy stamps the upstream's end in the same turn that it ends the client's response;
+  // the 1 ms covers the stamp landing just after the client's last read on a fast machine.
+  assert.ok(e2e <= clientE2e + 0.001, `proxy E2E ${e2e}s after the client saw the end (${clientE2e}s)`);
   assert.ok(Math.abs(tpot - (e2e - ttft) / 20) < 1e-9, 'TPOT is (E2E - TTFT) / (tokens - 1)');
-  assert.ok(tpot >= 0.0245 && tpot < 0.025 + 0.004, `TPOT ${tpot}s vs scheduled 0.025s`);
   assert.equal(outputTokens, 21);
   assert.equal(chunkGaps, 20, 'one gap between each pair of consecutive token chunks');
-  // The proxy sees each chunk before the client does, and only just before. The client shares
-  // this process's event loop (and the machine's 2 cores), hence a few ms of slack.
-  assert.ok(clientTtft >= ttft && clientTtft - ttft < 0.01, `client TTFT ${clientTtft}s vs proxy ${ttft}s`);
-  assert.ok(clientE2e >= e2e - 0.001 && clientE2e - e2e < 0.01, `client E2E ${clientE2e}s vs proxy ${e2e}s`);
 });

@@ -27,6 +27,7 @@ import { request } from 'undici';
 import { decodeMetricFamilies, PROTOBUF_CONTENT_TYPE } from '../../src/exporters/prometheus/proto.js';
 import { nativeCounts, nativeQuantileOfDelta } from '../../src/demo/native-quantile.js';
 import { bucketIndex } from '../../src/metrics/native.js';
+import { skipWithout } from '../helpers/tools.js';
 
 const CHROMIUM = process.env['CHROMIUM'] ?? '/usr/bin/chromium';
 const MARKER = 'ui-chromium-marker-41d2';
@@ -93,7 +94,7 @@ function cellText(dom: string, model: string, field: string): string {
   return cell[1]!.replace(/&nbsp;/g, ' ');
 }
 
-test('headless Chromium: the page before and after traffic with a known TTFT', { timeout: 240_000, skip: !existsSync(CHROMIUM) && `no ${CHROMIUM}` }, async () => {
+test('headless Chromium: the page before and after traffic with a known TTFT', { timeout: 240_000, skip: skipWithout(existsSync(CHROMIUM), `no ${CHROMIUM}`) }, async () => {
   // Before traffic: the charts have nothing to draw.
   const emptyPng = join(dir, 'empty.png');
   await chromium(`${base}/`, { png: emptyPng });
@@ -153,7 +154,7 @@ test('headless Chromium: the page before and after traffic with a known TTFT', {
   assert.ok(drawn > 5 * (before + 50), `${drawn} after traffic vs ${before} before`);
 });
 
-test('the network-log check catches a page that asks another host (control)', { timeout: 120_000, skip: !existsSync(CHROMIUM) && `no ${CHROMIUM}` }, async () => {
+test('the network-log check catches a page that asks another host (control)', { timeout: 120_000, skip: skipWithout(existsSync(CHROMIUM), `no ${CHROMIUM}`) }, async () => {
   const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<img src="http://elsewhere.example/pixel.png"><script src="https://cdn.example/lib.js"></script>'));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   try {
@@ -165,7 +166,7 @@ test('the network-log check catches a page that asks another host (control)', { 
   }
 });
 
-test('20 models and 8 GPUs: every model and GPU has its row, and the GPU chart a line per GPU', { timeout: 180_000, skip: !existsSync(CHROMIUM) && `no ${CHROMIUM}` }, async () => {
+test('20 models and 8 GPUs: every model and GPU has its row, and the GPU chart a line per GPU', { timeout: 180_000, skip: skipWithout(existsSync(CHROMIUM), `no ${CHROMIUM}`) }, async () => {
   const models = Array.from({ length: 20 }, (_, i) => `org/model-${String(i).padStart(2, '0')}-70B-Instruct`);
   process.env['FAKE_NVIDIA_SMI_GPUS'] = '8';
   const many = await startProxy({ upstream: upstream.url, models: models.join(','), nvidiaSmi: FAKE_NVIDIA_SMI, collectorGpu: 'true', gpuSource: 'nvidia-smi' });

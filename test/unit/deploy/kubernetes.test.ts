@@ -5,9 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments, parse } from 'yaml';
 import { resolveConfig } from '../../../src/config.js';
@@ -120,11 +118,8 @@ test('--config points into the mounted ConfigMap, and that file passes the real 
   assert.ok(generator.files.includes(file));
   const config = resolveConfig({ upstream: 'http://127.0.0.1:8000', config: repoPath(DIR + file) }, {});
   assert.ok(Object.keys(config.slos.default).length > 0, 'SLOs are configured, so the PrometheusRule alerts have counts to read');
-  const example = repoPath('examples/infermeter.yaml');
-  if (existsSync(example)) {
-    assert.deepEqual(parse(readRepo(DIR + file)).slos, parse(readRepo('examples/infermeter.yaml')).slos,
-      'the pod judges the SLOs that prometheusrule.yaml was generated from');
-  }
+  assert.deepEqual(parse(readRepo(DIR + file)).slos, parse(readRepo('examples/infermeter.yaml')).slos,
+    'the pod judges the SLOs that prometheusrule.yaml was generated from');
 });
 
 test('Services: clients land on infermeter\'s proxy port, never vLLM\'s; metrics on the metrics port', () => {
@@ -159,25 +154,8 @@ test('the image tag is the package version', () => {
   assert.equal(kustomization.images?.find((i) => i.name === 'infermeter')?.newTag, pkg.version);
 });
 
-test('kubectl kustomize builds it', (t) => {
-  if (spawnSync('kubectl', ['version', '--client']).error) return t.skip('kubectl not installed');
-  const dir = mkdtempSync(join(tmpdir(), 'infermeter-k8s-'));
-  try {
-    cpSync(repoPath(DIR), dir, { recursive: true });
-    if (!existsSync(join(dir, 'prometheusrule.yaml'))) {
-      t.diagnostic('prometheusrule.yaml not here yet (slo branch): built with a stand-in');
-      writeFileSync(join(dir, 'prometheusrule.yaml'), 'apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata:\n  name: infermeter\nspec:\n  groups: []\n');
-    }
-    const r = spawnSync('kubectl', ['kustomize', dir], { encoding: 'utf8' });
-    assert.equal(r.status, 0, r.stderr);
-    const docs = parseAllDocuments(r.stdout).map((d) => d.toJS() as Manifest);
-    const built = docs.find((d) => d.kind === 'Deployment')!;
-    const c = (built.spec['template'].spec.containers as Container[]).find((x) => x.name === 'infermeter')!;
-    assert.equal(c.image, 'infermeter:' + (JSON.parse(readRepo('package.json')) as { version: string }).version);
-    const cm = docs.find((d) => d.kind === 'ConfigMap')!;
-    assert.ok(built.spec['template'].spec.volumes.some((v: any) => v.configMap?.name === cm.metadata.name), 'the hashed ConfigMap name is wired in');
-    assert.ok(docs.some((d) => d.kind === 'PrometheusRule'));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+// No `kubectl kustomize` build here (issue 29): a missing tool must fail under CI, and no
+// registry this project reaches serves a kubectl that reads this kustomization (Debian
+// bookworm's kubernetes-client is 1.20: "json: unknown field \"labels\""). The manifests are
+// checked above from the files, and validated against the Kubernetes schemas with a kept npm
+// library by issue 27's helper.

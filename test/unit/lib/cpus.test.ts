@@ -1,7 +1,7 @@
 /** --workers auto: affinity, cgroup v1/v2 quotas, the cap; and the flag's errors. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AUTO_MAX, autoWorkers, cgroupCpuLimit, parseWorkers } from '../../../src/lib/cpus.js';
+import { autoWorkers, cgroupCpuLimit, parseWorkers } from '../../../src/lib/cpus.js';
 
 const files = (map: Record<string, string>) => (path: string) => map[path] ?? null;
 
@@ -18,8 +18,13 @@ test('cgroup v1 cfs quota and period; -1 means unlimited; nothing readable means
   assert.equal(cgroupCpuLimit(files({})), null);
 });
 
-test('auto: the smaller of the CPUs and the quota, at most AUTO_MAX, at least 1', () => {
-  assert.equal(autoWorkers(16, null), AUTO_MAX);
+// README: "--workers auto takes the CPUs this process may use (a cgroup CPU quota counts), at most 8".
+test('auto: the smaller of the CPUs and the quota, at most 8 (README), at least 1', () => {
+  assert.equal(autoWorkers(16, null), 8);
+  assert.equal(autoWorkers(9, null), 8);
+  assert.equal(autoWorkers(8, null), 8);
+  assert.equal(autoWorkers(7, null), 7);
+  assert.equal(autoWorkers(16, 12), 8);
   assert.equal(autoWorkers(16, 3), 3);
   assert.equal(autoWorkers(2, 8), 2);
   assert.equal(autoWorkers(1, null), 1);

@@ -12,6 +12,7 @@ import { countSeries, renderScenario, NO_SLOS } from '../../../src/metrics/serie
 import { parseSloConfig as slosOf } from '../../../src/slo/config.js';
 import { DEFAULT_BUCKETS } from '../../../src/lib/metric-def.js';
 import { testConfig } from '../../helpers.js';
+import { skipWithout } from '../../helpers/tools.js';
 
 test('bounds parse strictly, naming the bad value', () => {
   assert.deepEqual(parseBounds('1,2,4,+Inf'), [1, 2, 4]);
@@ -107,7 +108,7 @@ test('series counts are measured from rendered /metrics: the breakdowns multiply
   assert.equal(th.get('gen_ai_server_time_to_first_token_seconds'), 6 * c.get('gen_ai_server_time_to_first_token_seconds')!);
 });
 
-const noPromtool = spawnSync('promtool', ['--version']).status !== 0 ? 'promtool is not installed' : false;
+const noPromtool = skipWithout(spawnSync('promtool', ['--version']).status === 0, 'promtool is not installed');
 
 test('promtool check metrics is clean on the worst case: 10 models, 40 tenants over a limit of 20, tenant histograms, prompt-class SLOs', { skip: noPromtool }, async () => {
   const slos = slosOf({ default: { ttft: '2s', tpot: '100ms', e2e: '60s' }, prompt_classes: [{ prompt_tokens_le: 4096, ttft: '500ms' }] }, 'test');

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { parseSloConfig } from '../../../src/slo/config.js';
 import { dashboardQueries } from '../../../src/ops/dashboards-kit.js';
 import { dashboards } from '../../../src/ops/dashboards.js';
-import { checkExpressions, hasPromtool, substituteVariables } from './rules-helpers.js';
+import { checkExpressions, substituteVariables } from './rules-helpers.js';
+import { haveTool } from '../../helpers/tools.js';
 
 const slos = parseSloConfig({ objective: 0.99, window: '30d', default: { ttft: 2, tpot: 0.1 } }, 'test');
 const all = dashboards(slos);
@@ -82,7 +83,7 @@ test('the GPU dashboard shows SM occupancy, tensor activity and DRAM bandwidth i
 });
 
 test('every panel query parses as PromQL once template variables are substituted', (t) => {
-  if (!hasPromtool()) return t.skip('promtool is not installed');
+  if (!haveTool(t, 'promtool', ['--version'], 'prometheus')) return;
   const exprs = all.flatMap((d) => dashboardQueries(d.json).map((q) => substituteVariables(q.expr)));
   assert.ok(exprs.length > 30);
   const r = checkExpressions(exprs);

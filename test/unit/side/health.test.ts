@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
-import { ProxyHealth, UPSTREAM_FRESH_MS } from '../../../src/side/health.js';
+import { ProxyHealth } from '../../../src/side/health.js';
 import { createLogger, setLogLevel } from '../../../src/lib/log.js';
 
 function clocked(opts: { requiresUpstream?: boolean } = {}) {
@@ -48,15 +48,20 @@ test('liveness: a loop silent past the timeout fails it, naming the loop; a beat
   assert.equal(h.liveness().ok, true, 'a dead worker is the primary\'s to replace, not a liveness failure');
 });
 
-test('--ready-requires-upstream: ready only within UPSTREAM_FRESH_MS of an upstream answer', () => {
+// README: "/readyz also requires that the upstream answered within the last 15 s".
+test('--ready-requires-upstream: ready only within 15 s (README) of an upstream answer', () => {
   const { h, advance } = clocked({ requiresUpstream: true });
   h.state(0, 'listening');
   assert.match(h.readiness().reason, /^upstream/);
   h.upstreamAnswered();
   assert.equal(h.readiness().ok, true);
-  advance(UPSTREAM_FRESH_MS + 1);
+  advance(15_000);
+  h.beat(0);
+  assert.equal(h.readiness().ok, true, 'exactly 15 s after the answer: still fresh');
+  advance(1);
   h.beat(0);
   assert.equal(h.readiness().ok, false);
+  assert.match(h.readiness().reason, /in the last 15 s/);
 });
 
 test('setLogLevel reaches every logger of the family, children made before and after', () => {

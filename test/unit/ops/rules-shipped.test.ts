@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot, shippedFiles } from '../../../src/ops/shipped.js';
 
@@ -23,11 +24,17 @@ test('`infermeter rules` prints exactly the committed files', () => {
   assert.equal(run('--format', 'prometheusrule'), readFileSync(join(root, 'deploy/kubernetes/prometheusrule.yaml'), 'utf8'));
 });
 
-test('`infermeter rules` names a bad config and exits 2', () => {
+test('`infermeter rules` names a bad config and exits 2; an unreadable one exits 1 (README: usage 2, runtime 1)', () => {
   const cli = join(root, 'dist/src/cli.js');
+  const bad = join(mkdtempSync(join(tmpdir(), 'rules-bad-')), 'bad.yaml');
+  writeFileSync(bad, 'slos:\n  default:\n    ttft: soon\n');
+  assert.throws(
+    () => execFileSync(process.execPath, [cli, 'rules', '--config', bad], { cwd: root, encoding: 'utf8', stdio: 'pipe' }),
+    (err: { status: number; stderr: string }) => err.status === 2 && /--config/.test(err.stderr) && /ttft/.test(err.stderr),
+  );
   assert.throws(
     () => execFileSync(process.execPath, [cli, 'rules', '--config', '/nonexistent.yaml'], { cwd: root, encoding: 'utf8', stdio: 'pipe' }),
-    (err: { status: number; stderr: string }) => err.status === 2 && /--config/.test(err.stderr),
+    (err: { status: number; stderr: string }) => err.status === 1 && /--config/.test(err.stderr) && /nonexistent\.yaml/.test(err.stderr),
   );
 });
 

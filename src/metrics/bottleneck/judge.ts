@@ -61,11 +61,12 @@ export function classify(s: Signals, current: BottleneckKind | null): Match {
   const missing = new Set<SignalName>();
   for (const rule of RULES) {
     const sticky = rule.kind === current;
-    let ruleMissing: SignalName[] = [];
+    const ruleMissing: SignalName[] = [];
     for (const alt of rule.when) {
       const results = alt.map((cond) => holds(cond, s, sticky));
       if (results.every((r) => r === 'yes')) return { kind: rule.kind, rule, alternative: alt, sticky, missing: [...missing] };
-      if (!results.includes('no')) ruleMissing = alt.filter((_, i) => results[i] === 'missing').map((cond) => cond.signal);
+      // An alternative that failed on a measured signal is settled; one that lacked a signal is not.
+      if (!results.includes('no')) ruleMissing.push(...alt.filter((_, i) => results[i] === 'missing').map((cond) => cond.signal));
     }
     for (const m of ruleMissing) missing.add(m);
   }

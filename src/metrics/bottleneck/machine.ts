@@ -108,15 +108,20 @@ export class MachineHistory {
       const xs = list.map(f).filter((v): v is number => v !== null);
       return xs.length ? Math.max(...xs) : null;
     };
-    const first = list[0];
     const last = list[list.length - 1];
-    const seconds = first && last ? (last.at - first.at) / 1000 : 0;
+    // From the oldest reading that has the value: a family that appeared mid-window (the engine's
+    // first good scrape) counts from there, not from zero.
     const increase = (f: (s: MachineSample) => number | null): number | null => {
-      if (!first || !last || seconds <= 0) return null;
-      const a = f(first);
+      const from = list.find((s) => f(s) !== null);
+      if (!from || !last || from === last) return null;
+      const a = f(from)!;
       const b = f(last);
-      if (a === null || b === null) return null;
+      if (b === null) return null;
       return b >= a ? b - a : b; // a counter that went down restarted from zero
+    };
+    const rateSeconds = (f: (s: MachineSample) => number | null): number => {
+      const from = list.find((s) => f(s) !== null);
+      return from && last ? (last.at - from.at) / 1000 : 0;
     };
     const phaseMean = (f: (s: MachineSample) => { sum: number; count: number } | null): number | null => {
       const n = increase((s) => f(s)?.count ?? null);
@@ -151,7 +156,7 @@ export class MachineHistory {
         engineRunning: m((s) => s.running),
         kvCacheUsage: m((s) => s.kvCacheUsage),
         kvCacheUsageMax: max((s) => s.kvCacheUsage),
-        preemptionsPerSecond: preempt === null ? null : preempt / seconds,
+        preemptionsPerSecond: preempt === null ? null : preempt / rateSeconds((s) => s.preemptionsTotal),
         queueTimeMean: queueMean,
         queueShare,
         prefillShare,

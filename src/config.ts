@@ -88,6 +88,9 @@ export interface Config {
   slowLogWindow: number;
   /** The live status page (/, /ui) and its JSON (/api/v1/status) on the metrics listener. */
   ui: boolean;
+  /** Bottleneck verdict (src/metrics/bottleneck/): seconds between evaluations, and the signal window. */
+  bottleneckInterval: number;
+  bottleneckWindow: number;
   /** Upper bounds of the prompt_tokens_le classes (ascending, finite; +Inf is implied). */
   promptTokensClasses: number[];
   /** Upper bounds of the in_flight_le bands (ascending, finite; +Inf is implied). */
@@ -182,6 +185,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'traceKeepFailures', flag: '--trace-keep-failures <bool>', help: 'with tracing on (OTEL_TRACES_EXPORTER=otlp), also export the span of every failed or SLO-breaching request the sampler left out (decided when the request ends)', default: 'false', parse: parseBool },
   { key: 'slowLogSize', flag: '--slow-log-size <n>', help: 'slow-request log (/debug/requests): requests kept per model in each list (slowest by TTFT, by TPOT, failed)', default: '10', parse: (v) => boundedInt(v, 1, 100) },
   { key: 'slowLogWindow', flag: '--slow-log-window <duration>', help: 'slow-request log: how far back the lists reach', default: '15m', parse: positiveDuration },
+  { key: 'bottleneckInterval', flag: '--bottleneck-interval <duration>', help: 'how often the bottleneck verdict (infermeter_bottleneck, the status page) is re-judged', default: '5s', parse: (v) => boundedDuration(v, 0.1, 300) },
+  { key: 'bottleneckWindow', flag: '--bottleneck-window <duration>', help: 'the window the bottleneck verdict\'s signals cover (requests, engine and GPU readings)', default: '30s', parse: (v) => boundedDuration(v, 1, 3600) },
   { key: 'ui', flag: '--ui <bool>', help: 'serve the live status page at / and /ui, and its JSON at /api/v1/status, on the metrics listener (read-only)', default: 'true', parse: parseBool },
 ];
 
@@ -278,6 +283,7 @@ export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.Pr
     throw new ConfigError('--dcgm-exporter-url', 'is required with --gpu-source dcgm-exporter: the exporter\'s metrics URL, e.g. http://127.0.0.1:9400/metrics');
   }
   if ((cfg.tenantFrom as string) === '') cfg.tenantFrom = cfg.tenantHeader === '' ? 'none' : 'header';
+  if (cfg.bottleneckWindow < cfg.bottleneckInterval) throw new ConfigError('--bottleneck-window', `must be at least --bottleneck-interval (${cfg.bottleneckInterval}s): the window holds the readings of several evaluations`);
   if (cfg.tenantFrom === 'header' && cfg.tenantHeader === '') throw new ConfigError('--tenant-header', 'is required with --tenant-from header: the request header naming the tenant, e.g. x-tenant-id');
   if ((cfg.injectUsage as unknown) === 'auto') cfg.injectUsage = !ENGINES_WITHOUT_STREAM_OPTIONS.has(cfg.engine);
   cfg.slos = parseSloConfig(file['slos'], `--config ${configFile}: slos`);

@@ -41,12 +41,13 @@ import { serveDebugRequests } from '../exporters/trace/debug-route.js';
 import { judge } from '../slo/judge.js';
 import { StatusPage } from '../exporters/ui/status-page.js';
 import { slowLogProvider } from '../exporters/ui/slow-requests.js';
+import { BottleneckMonitor, type BottleneckSettings } from '../metrics/bottleneck/live.js';
 
 /**
  * What the metrics side reads of the configuration: its own settings and those of every
  * collector and exporter it runs (config.ts's Config carries them all; docs/architecture.md).
  */
-export interface SideOptions extends CollectorOptions, TlsFiles, OtlpConfigOptions, TrailOptions, ExemplarOptions, NativeHistogramOptions, RequestMetricsSettings {
+export interface SideOptions extends CollectorOptions, TlsFiles, OtlpConfigOptions, TrailOptions, ExemplarOptions, NativeHistogramOptions, RequestMetricsSettings, BottleneckSettings {
   metricsListen: HostPort;
   models: string[];
   modelsRefresh: number;
@@ -97,6 +98,8 @@ export class MetricsSide {
   private probeTimer: NodeJS.Timeout | null = null;
   /** The live status page (src/exporters/ui/), null under --ui=false. */
   readonly statusPage: StatusPage | null;
+  /** What limits each model (src/metrics/bottleneck/): the gauge, the status JSON and the page read it. */
+  readonly bottleneck: BottleneckMonitor;
 
   constructor(
     private config: SideOptions,
@@ -123,6 +126,11 @@ export class MetricsSide {
     this.trail = new RequestTrail(config, log, (m) => this.models.label(m));
     this.statusPage = config.ui ? new StatusPage({ registry: this.registry, slos: config.slos, log, labelOf: (m) => this.models.label(m) }) : null;
     if (this.statusPage) this.statusPage.slowRequests = slowLogProvider(this.trail.slowLog);
+    this.bottleneck = new BottleneckMonitor({
+      registry: this.registry, slos: config.slos, engine: config.engine, intervalSeconds: config.bottleneckInterval, windowSeconds: config.bottleneckWindow,
+      labelOf: (m) => this.models.label(m), log,
+    });
+    if (this.statusPage) this.statusPage.bottlenecks = this.bottleneck;
   }
 
   /** A proxy loop's listener state (listening, draining), sent by main.ts or the cluster primary. */
@@ -149,6 +157,7 @@ export class MetricsSide {
     this.otlp?.setSlos(r.live.slos);
     this.trail.setSlos(r.live.slos);
     if (this.statusPage) this.statusPage.state.slos = r.live.slos;
+    this.bottleneck.slos = r.live.slos;
     this.models.reconfigure(r.live.models, r.live.modelsRefresh);
     this.requests.tenants.setLimit(r.live.tenantLimit);
     setLogLevel(this.log, r.live.logLevel);
@@ -183,6 +192,7 @@ export class MetricsSide {
     this.otlp?.ingest(batch);
     this.trail.ingest(batch.records, batch.verdicts);
     this.statusPage?.ingest(batch);
+    this.bottleneck.ingest(batch);
   }
 
   private flushEarly(): void {
@@ -282,6 +292,7 @@ export class MetricsSide {
     void this.models.start().then(() => this.flushEarly());
     this.collectors.start(COLLECTORS);
     this.statusPage?.start();
+    this.bottleneck.start();
     if (this.config.readyRequiresUpstream) {
       // The model-list read doubles as the probe (it runs even with an allowlist, which it then leaves alone).
       if (this.models.fixed) void this.models.refresh(); // with no allowlist, start() has just asked
@@ -359,6 +370,7 @@ export class MetricsSide {
     this.flushEarly();
     this.models.stop();
     this.statusPage?.close();
+    this.bottleneck.close();
     await this.collectors.close();
     await this.otlp?.shutdown();
     await this.upstreamAgent?.close();

@@ -4,6 +4,7 @@
  * when a signal is missing, and both halves of the hysteresis (exit thresholds, confirmation).
  */
 import { test } from 'node:test';
+import { readFileSync } from 'node:fs';
 import assert from 'node:assert/strict';
 import { BottleneckJudge, classify, judgeOnce } from '../../src/metrics/bottleneck/judge.js';
 import { BOTTLENECK_KINDS, RULES } from '../../src/metrics/bottleneck/rules.js';
@@ -21,7 +22,7 @@ function base(): Signals {
     requests: 60, requestsPerSecond: 2, failureRatio: 0, ttftP50: 0.06, ttftP99: 0.09, ttftOverTarget: 0.09, tpotP50: 0.046, tpotOverTarget: 0.48,
     latencyOverTarget: 0.48, tpotFloor: 0.045, tpotGrowth: 1.02, sloAttainment: 1, engineWaiting: 0, engineRunning: 3, kvCacheUsage: 0.05, kvCacheUsageMax: 0.07,
     preemptionsPerSecond: 0, queueTimeMean: 0.001, queueShare: 0.02, prefillShare: 0.7, gpuUtilization: 0.4, gpuPowerViolation: 0, gpuThermalViolation: 0,
-    gpuSmClockRatio: 1, gpuDramActive: 0.2, proxyLoopDelayP99: 0.002,
+    gpuSmClockRatio: 1, gpuDramActive: 0.2, proxyLoopDelayP99: 0.002, proxyLagShare: 0.03,
   } satisfies Partial<Record<SignalName, number>>);
   return s;
 }
@@ -39,7 +40,7 @@ const REGIMES: { kind: (typeof BOTTLENECK_KINDS)[number]; values: Partial<Record
   { kind: 'decode', values: { tpotP50: 0.2, tpotGrowth: 4.4, gpuDramActive: 0.9, tpotOverTarget: 2.1, latencyOverTarget: 2.1 }, cites: ['tpotGrowth', 'gpuDramActive', 'tpotFloor'] },
   { kind: 'gpu_throttle', values: { gpuPowerViolation: 0.4, tpotOverTarget: 1.5, latencyOverTarget: 1.5 }, cites: ['gpuPowerViolation', 'latencyOverTarget'] },
   { kind: 'upstream_errors', values: { failureRatio: 0.5 }, cites: ['failureRatio', 'requests'] },
-  { kind: 'proxy', values: { proxyLoopDelayP99: 0.2 }, cites: ['proxyLoopDelayP99'] },
+  { kind: 'proxy', values: { proxyLoopDelayP99: 0.2, proxyLagShare: 3.3 }, cites: ['proxyLoopDelayP99', 'proxyLagShare', 'ttftP50'] },
   { kind: 'unknown', values: { requests: 1 }, cites: ['requests'] },
 ];
 
@@ -173,4 +174,12 @@ test('hysteresis end to end: errors that come and go every 4 s, judged each seco
   assert.ok(changes <= 1, `verdict changed ${changes} times: ${kinds.join(' ')}`);
   // Errors are 3/8 of the window's requests: it does settle on upstream_errors.
   assert.equal(kinds[kinds.length - 1], 'upstream_errors');
+});
+
+test('schemas/status.schema.json lists exactly the kinds and signals the code has', () => {
+  const schema = JSON.parse(readFileSync(new URL('../../../schemas/status.schema.json', import.meta.url), 'utf8'));
+  const b = schema.properties.models.items.properties.bottleneck.properties;
+  assert.deepEqual(b.kind.enum, [...BOTTLENECK_KINDS]);
+  assert.deepEqual(b.evidence.items.properties.signal.enum, [...SIGNAL_NAMES]);
+  assert.deepEqual(b.missing.items.enum, [...SIGNAL_NAMES]);
 });

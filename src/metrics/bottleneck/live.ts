@@ -106,6 +106,7 @@ export class BottleneckMonitor {
     const machine = this.machine.signals(mean(st.ttft));
     Object.assign(s.values, machine.values);
     Object.assign(s.basis, machine.basis);
+    s.values.proxyLagShare = ratio(s.values.proxyLoopDelayP99, s.values.ttftP50);
     return s;
   }
 

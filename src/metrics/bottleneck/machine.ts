@@ -165,7 +165,7 @@ export class MachineHistory {
         gpuThermalViolation: worst(perGpu((g) => g.thermalViolation)),
         gpuSmClockRatio: clockRatios.length ? Math.min(...clockRatios) : null,
         gpuDramActive: mean(perGpu((g) => g.dramActive)),
-        proxyLoopDelayP99: max((s) => s.proxyLoopDelayP99),
+        proxyLoopDelayP99: m((s) => s.proxyLoopDelayP99),
       },
     };
   }

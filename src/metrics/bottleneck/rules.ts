@@ -55,7 +55,7 @@ export const RULES: readonly Rule[] = [
   },
   {
     kind: 'proxy', summary: 'infermeter\'s own proxy event loop lags: the proxy, not the engine, adds the latency',
-    when: [[c('proxyLoopDelayP99', '>=', 0.05, 0.02)]], evidence: ['requestsPerSecond', 'ttftP99'],
+    when: [[c('proxyLoopDelayP99', '>=', 0.1, 0.05), c('proxyLagShare', '>=', 0.5, 0.3)]], evidence: ['ttftP50', 'requestsPerSecond'],
     advice: {
       vllm: 'infermeter: run more proxy workers (--workers N), turn off tracing or --tenant-histograms; give the proxy its own cores',
       sglang: 'infermeter: run more proxy workers (--workers N), turn off tracing or --tenant-histograms; give the proxy its own cores',

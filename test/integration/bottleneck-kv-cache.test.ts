@@ -1,0 +1,19 @@
+/**
+ * A small KV cache (vLLM's --num-gpu-blocks-override) with long prompts and replies: the
+ * cache fills and the engine preempts, so the verdict is `kv_cache`, citing the usage and
+ * the preemption rate, and advising --gpu-memory-utilization and prefix caching.
+ * (--speed 5 compresses the simulated time so the test stays short.)
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { checkRegime, longPrompt } from './bottleneck-harness.js';
+
+test('200 KV blocks, 400-token prompts and replies, 12 streams: kv_cache, in the JSON, the gauge and the page', { timeout: 120_000 }, async () => {
+  const v = await checkRegime(
+    { sim: { numGpuBlocksOverride: 200, maxModelLen: 2048, speed: 5 }, load: { concurrency: 12, maxTokens: 400, prompt: longPrompt(400) } },
+    'kv_cache', ['kvCacheUsage', 'preemptionsPerSecond', 'engineWaiting'],
+  );
+  assert.ok(v.evidence.find((e) => e.signal === 'kvCacheUsage')!.value! >= 0.8);
+  assert.ok(v.evidence.find((e) => e.signal === 'preemptionsPerSecond')!.value! > 0);
+  assert.match(v.advice[0]!.text, /--gpu-memory-utilization/);
+});

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { analysisOf, runCaseStudy } from '../../bench/case-study.js';
-import { reportValidator } from '../unit/bench-fixture.js';
+import { reportValidator } from '../unit/bench/fixture.js';
 
 test('case study: at 10 req/s --max-num-seqs 8 is the limit (queue); --max-num-seqs 512 with prefix caching relieves it (none)', { timeout: 240_000 }, async () => {
   const out = mkdtempSync(join(tmpdir(), 'case-study-'));

@@ -10,7 +10,7 @@ import type { Outcome } from '../../record/record.js';
 import { CHART_SECONDS, LATENCIES, NOW_SECONDS, PERCENTILE_SECONDS, RATE_SECONDS, COARSE_SLOT_SECONDS, type LatencyStats, type ModelState } from './model-state.js';
 import type { CollectorReading, EngineReading, GpuReading } from './registry-read.js';
 import { HOST_FIELDS, type StatusState } from './state.js';
-import type { BottleneckVerdict } from '../metrics/bottleneck/judge.js';
+import type { BottleneckVerdict } from '../../metrics/bottleneck/judge.js';
 
 export const STATUS_VERSION = 1;
 /** The model name that selects every model together for the charts. */

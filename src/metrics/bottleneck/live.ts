@@ -7,9 +7,9 @@
  */
 import type { Gauge, Registry } from 'prom-client';
 import type { Logger } from 'pino';
-import { gauge } from '../prometheus.js';
-import type { RecordBatch } from '../record.js';
-import { routeByLabel } from '../../proxy/routes.js';
+import { gauge } from '../../lib/metric-def.js';
+import type { RecordBatch } from '../batch.js';
+import { routeByLabel } from '../../record/routes.js';
 import { thresholdsFor, type SloConfig } from '../../slo/config.js';
 import { BOTTLENECK_METRICS } from '../catalog.js';
 import { BottleneckJudge, DEFAULT_CONFIRM, type BottleneckVerdict } from './judge.js';
@@ -17,6 +17,14 @@ import { MachineHistory, readMachine } from './machine.js';
 import { BOTTLENECK_KINDS, FALLBACK_TARGETS, MIN_REQUESTS } from './rules.js';
 import { emptySignals, mean, quantile, ratio, type Signals } from './signals.js';
 import { ModelWindow, type WindowStats } from './window.js';
+
+/** The flags this room reads (config.ts feeds them through SideOptions). */
+export interface BottleneckSettings {
+  /** Seconds between evaluations. */
+  bottleneckInterval: number;
+  /** Seconds of requests and readings each evaluation covers. */
+  bottleneckWindow: number;
+}
 
 export interface BottleneckOptions {
   registry: Registry;

@@ -3,7 +3,7 @@
  * each, at most MAX_ENTRIES per model, oldest dropped first) on the metrics side, fed from
  * the same records and SLO verdicts every exporter gets.
  */
-import { tpotSeconds, type RequestRecord } from '../record.js';
+import { tpotSeconds, type RequestRecord } from '../../record/record.js';
 import type { Verdict } from '../../slo/judge.js';
 import { mean, quantile } from './signals.js';
 

@@ -6,13 +6,13 @@
 import { test } from 'node:test';
 import { readFileSync } from 'node:fs';
 import assert from 'node:assert/strict';
-import { BottleneckJudge, classify, judgeOnce } from '../../src/metrics/bottleneck/judge.js';
-import { BOTTLENECK_KINDS, RULES } from '../../src/metrics/bottleneck/rules.js';
-import { SIGNALS, SIGNAL_NAMES, emptySignals, type SignalName, type Signals } from '../../src/metrics/bottleneck/signals.js';
-import { ModelWindow } from '../../src/metrics/bottleneck/window.js';
-import { modelSignals } from '../../src/metrics/bottleneck/live.js';
-import { UNMEASURED, type RequestRecord } from '../../src/metrics/record.js';
-import { MachineHistory, readMachine } from '../../src/metrics/bottleneck/machine.js';
+import { BottleneckJudge, classify, judgeOnce } from '../../../src/metrics/bottleneck/judge.js';
+import { BOTTLENECK_KINDS, RULES } from '../../../src/metrics/bottleneck/rules.js';
+import { SIGNALS, SIGNAL_NAMES, emptySignals, type SignalName, type Signals } from '../../../src/metrics/bottleneck/signals.js';
+import { ModelWindow } from '../../../src/metrics/bottleneck/window.js';
+import { modelSignals } from '../../../src/metrics/bottleneck/live.js';
+import { UNMEASURED, type RequestRecord } from '../../../src/record/record.js';
+import { MachineHistory, readMachine } from '../../../src/metrics/bottleneck/machine.js';
 import { Histogram, Registry } from 'prom-client';
 
 /** A healthy, lightly loaded model on a vLLM with every signal present. */
@@ -177,7 +177,7 @@ test('hysteresis end to end: errors that come and go every 4 s, judged each seco
 });
 
 test('schemas/status.schema.json lists exactly the kinds and signals the code has', () => {
-  const schema = JSON.parse(readFileSync(new URL('../../../schemas/status.schema.json', import.meta.url), 'utf8'));
+  const schema = JSON.parse(readFileSync(new URL('../../../../schemas/status.schema.json', import.meta.url), 'utf8'));
   const b = schema.properties.models.items.properties.bottleneck.properties;
   assert.deepEqual(b.kind.enum, [...BOTTLENECK_KINDS]);
   assert.deepEqual(b.evidence.items.properties.signal.enum, [...SIGNAL_NAMES]);

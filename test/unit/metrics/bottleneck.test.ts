@@ -5,6 +5,7 @@
  */
 import { test } from 'node:test';
 import { readFileSync } from 'node:fs';
+import { renderBottleneckDoc } from '../../../scripts/bottleneck-doc.js';
 import assert from 'node:assert/strict';
 import { BottleneckJudge, classify, judgeOnce } from '../../../src/metrics/bottleneck/judge.js';
 import { BOTTLENECK_KINDS, RULES } from '../../../src/metrics/bottleneck/rules.js';
@@ -182,4 +183,9 @@ test('schemas/status.schema.json lists exactly the kinds and signals the code ha
   assert.deepEqual(b.kind.enum, [...BOTTLENECK_KINDS]);
   assert.deepEqual(b.evidence.items.properties.signal.enum, [...SIGNAL_NAMES]);
   assert.deepEqual(b.missing.items.enum, [...SIGNAL_NAMES]);
+});
+
+test('docs/bottleneck.md\'s rule and signal tables are the code\'s (run `npm run docs` after changing either)', () => {
+  const doc = readFileSync(new URL('../../../../docs/bottleneck.md', import.meta.url), 'utf8');
+  assert.equal(doc, renderBottleneckDoc(doc));
 });

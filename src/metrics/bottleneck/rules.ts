@@ -91,7 +91,7 @@ export const RULES: readonly Rule[] = [
       [c('kvCacheUsage', '>=', 0.9, 0.8), c('preemptionsPerSecond', '>=', 0.01, 0.001)],
       [c('engineWaiting', '>=', 1, 0.5), c('kvCacheUsageMax', '>=', 0.95, 0.9)],
     ],
-    evidence: ['engineRunning', 'engineWaiting', 'kvCacheUsageMax', 'ttftP99'],
+    evidence: ['kvCacheUsage', 'preemptionsPerSecond', 'engineRunning', 'engineWaiting', 'kvCacheUsageMax', 'ttftP99'],
     advice: {
       vllm: 'more KV space: raise --gpu-memory-utilization, --kv-cache-dtype fp8, --enable-prefix-caching, a lower --max-model-len, or --tensor-parallel-size 2; fewer preemptions: a lower --max-num-seqs',
       sglang: 'more KV space: raise --mem-fraction-static, --kv-cache-dtype fp8_e5m2, keep the radix cache on (no --disable-radix-cache), a lower --context-length, or --tp-size 2; fewer retractions: a lower --max-running-requests',

@@ -76,8 +76,8 @@ function fmt(e: EvidenceItem): string {
 
 /** Did the step miss its SLOs (or, without SLOs, its latency fallback targets)? */
 function broke(st: StepReport): boolean {
-  const att = Object.values(st.summary.slo).map((x) => x?.attainment).filter((x): x is number => x !== null && x !== undefined);
-  if (att.length) return Math.min(...att) < BENCH_OBJECTIVE;
+  const worst = worstAttainment(st);
+  if (worst !== null) return worst < BENCH_OBJECTIVE;
   return st.analysis !== undefined && st.analysis.kind !== 'none';
 }
 
@@ -91,8 +91,10 @@ export function renderAnalysis(r: BenchReport): string[] {
     if (!a) continue;
     const figures = a.evidence.slice(0, 5).map(fmt).join(', ');
     let line = `- **${stepLabel(st)}: ${a.kind}**. ${capital(a.summary)}: ${figures}.`;
-    if (a.kind === 'none') {
-      line += firstBroken && firstBroken !== st
+    if (a.kind === 'none' && broke(st)) {
+      line += ` Yet the SLOs were missed (worst attainment ${pctOf(worstAttainment(st))}) with no resource limit showing: read the failures and the slowest requests.`;
+    } else if (a.kind === 'none') {
+      line += firstBroken
         ? ` Room: ${st.summary.requestsPerSecond.toFixed(2)} req/s is ${Math.round((100 * st.summary.requestsPerSecond) / Math.max(1e-9, firstBroken.summary.requestsPerSecond))} % of the ${firstBroken.summary.requestsPerSecond.toFixed(2)} req/s where the SLO broke (${stepLabel(firstBroken)}).`
         : ' No step of this run broke the SLO: the limit is beyond the highest load tried.';
     } else {
@@ -102,6 +104,15 @@ export function renderAnalysis(r: BenchReport): string[] {
   }
   out.push('', 'Verdicts follow the rules of docs/bottleneck.md, the same table that judges `infermeter_bottleneck` live; advice for the other engines is in bench.json (`steps[].analysis.advice`).', '');
   return out;
+}
+
+function worstAttainment(st: StepReport): number | null {
+  const att = Object.values(st.summary.slo).map((x) => x?.attainment).filter((x): x is number => x !== null && x !== undefined);
+  return att.length ? Math.min(...att) : null;
+}
+
+function pctOf(v: number | null): string {
+  return v === null ? '-' : `${(v * 100).toFixed(1)} %`;
 }
 
 function capital(s: string): string {

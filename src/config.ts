@@ -6,6 +6,7 @@
  * (docs/architecture.md).
  */
 import { readFileSync } from 'node:fs';
+import { benchLimit, type BenchLimit } from './metrics/bottleneck/capacity.js';
 import { Command, Option } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError, UnreadableFileError } from './lib/errors.js';
@@ -91,6 +92,9 @@ export interface Config {
   /** Bottleneck verdict (src/metrics/bottleneck/): seconds between evaluations, and the signal window. */
   bottleneckInterval: number;
   bottleneckWindow: number;
+  /** --bottleneck-bench: a bench.json of this server; its limit is read once, at startup. */
+  bottleneckBench: string;
+  bottleneckBenchLimit: BenchLimit | null;
   /** Upper bounds of the prompt_tokens_le classes (ascending, finite; +Inf is implied). */
   promptTokensClasses: number[];
   /** Upper bounds of the in_flight_le bands (ascending, finite; +Inf is implied). */
@@ -186,6 +190,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'slowLogSize', flag: '--slow-log-size <n>', help: 'slow-request log (/debug/requests): requests kept per model in each list (slowest by TTFT, by TPOT, failed)', default: '10', parse: (v) => boundedInt(v, 1, 100) },
   { key: 'slowLogWindow', flag: '--slow-log-window <duration>', help: 'slow-request log: how far back the lists reach', default: '15m', parse: positiveDuration },
   { key: 'bottleneckInterval', flag: '--bottleneck-interval <duration>', help: 'how often the bottleneck verdict (infermeter_bottleneck, the status page) is re-judged', default: '5s', parse: (v) => boundedDuration(v, 0.1, 300) },
+  { key: 'bottleneckBench', flag: '--bottleneck-bench <file>', help: 'a bench.json from `infermeter bench` against this server: the bottleneck verdict none then says how much of the load where that bench saw the SLO break is in use', default: '', parse: (v) => v },
   { key: 'bottleneckWindow', flag: '--bottleneck-window <duration>', help: 'the window the bottleneck verdict\'s signals cover (requests, engine and GPU readings)', default: '30s', parse: (v) => boundedDuration(v, 1, 3600) },
   { key: 'ui', flag: '--ui <bool>', help: 'serve the live status page at / and /ui, and its JSON at /api/v1/status, on the metrics listener (read-only)', default: 'true', parse: parseBool },
 ];
@@ -286,6 +291,7 @@ export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.Pr
   if (cfg.bottleneckWindow < cfg.bottleneckInterval) throw new ConfigError('--bottleneck-window', `must be at least --bottleneck-interval (${cfg.bottleneckInterval}s): the window holds the readings of several evaluations`);
   if (cfg.tenantFrom === 'header' && cfg.tenantHeader === '') throw new ConfigError('--tenant-header', 'is required with --tenant-from header: the request header naming the tenant, e.g. x-tenant-id');
   if ((cfg.injectUsage as unknown) === 'auto') cfg.injectUsage = !ENGINES_WITHOUT_STREAM_OPTIONS.has(cfg.engine);
+  cfg.bottleneckBenchLimit = readBenchLimit(cfg.bottleneckBench);
   cfg.slos = parseSloConfig(file['slos'], `--config ${configFile}: slos`);
   cfg.buckets = resolveBuckets(file['buckets'], cfg.slos, `--config ${configFile}: buckets`);
   cfg.tracing = traceSettings(env);

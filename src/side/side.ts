@@ -127,7 +127,7 @@ export class MetricsSide {
     this.statusPage = config.ui ? new StatusPage({ registry: this.registry, slos: config.slos, log, labelOf: (m) => this.models.label(m) }) : null;
     if (this.statusPage) this.statusPage.slowRequests = slowLogProvider(this.trail.slowLog);
     this.bottleneck = new BottleneckMonitor({
-      registry: this.registry, slos: config.slos, engine: config.engine, intervalSeconds: config.bottleneckInterval, windowSeconds: config.bottleneckWindow,
+      registry: this.registry, slos: config.slos, engine: config.engine, intervalSeconds: config.bottleneckInterval, windowSeconds: config.bottleneckWindow, benchLimit: config.bottleneckBenchLimit,
       labelOf: (m) => this.models.label(m), log,
     });
     if (this.statusPage) this.statusPage.bottlenecks = this.bottleneck;

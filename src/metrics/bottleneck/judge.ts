@@ -94,7 +94,7 @@ function round(v: number | null): number | null {
   return v === null || !Number.isFinite(v) ? null : Number(v.toPrecision(4));
 }
 
-const NONE_EVIDENCE: readonly SignalName[] = ['requestsPerSecond', 'latencyOverTarget', 'sloAttainment', 'engineWaiting', 'kvCacheUsage'];
+const NONE_EVIDENCE: readonly SignalName[] = ['requestsPerSecond', 'loadVsBenchLimit', 'latencyOverTarget', 'sloAttainment', 'engineWaiting', 'kvCacheUsage'];
 
 function evidenceOf(m: Match, s: Signals): EvidenceItem[] {
   const out: EvidenceItem[] = [];

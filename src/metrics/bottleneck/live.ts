@@ -17,6 +17,7 @@ import { MachineHistory, readMachine } from './machine.js';
 import { BOTTLENECK_KINDS, FALLBACK_TARGETS, MIN_REQUESTS } from './rules.js';
 import { emptySignals, mean, quantile, ratio, type Signals } from './signals.js';
 import { ModelWindow, type WindowStats } from './window.js';
+import type { BenchLimit } from './capacity.js';
 
 /** The flags this room reads (config.ts feeds them through SideOptions). */
 export interface BottleneckSettings {
@@ -24,6 +25,8 @@ export interface BottleneckSettings {
   bottleneckInterval: number;
   /** Seconds of requests and readings each evaluation covers. */
   bottleneckWindow: number;
+  /** --bottleneck-bench: the load where that bench report saw the SLO break (config.ts reads the file). */
+  bottleneckBenchLimit: BenchLimit | null;
 }
 
 export interface BottleneckOptions {
@@ -35,6 +38,8 @@ export interface BottleneckOptions {
   windowSeconds: number;
   confirm?: number;
   labelOf: (model: string) => string;
+  /** From --bottleneck-bench: `none` then says how much of that load is in use. */
+  benchLimit?: BenchLimit | null;
   log: Logger;
   now?: () => number;
 }
@@ -115,6 +120,11 @@ export class BottleneckMonitor {
     Object.assign(s.values, machine.values);
     Object.assign(s.basis, machine.basis);
     s.values.proxyLagShare = ratio(s.values.proxyLoopDelayP99, s.values.ttftP50);
+    const limit = this.opts.benchLimit;
+    if (limit) {
+      s.values.loadVsBenchLimit = ratio(s.values.requestsPerSecond, limit.requestsPerSecond);
+      s.basis.loadVsBenchLimit = `--bottleneck-bench: the SLO broke at ${Number(limit.requestsPerSecond.toPrecision(3))} req/s, ${limit.step}`;
+    }
     return s;
   }
 

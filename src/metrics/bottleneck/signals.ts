@@ -11,7 +11,7 @@ export const SIGNAL_NAMES = [
   'ttftP50', 'ttftP99', 'ttftOverTarget', 'tpotP50', 'tpotOverTarget', 'latencyOverTarget', 'tpotFloor', 'tpotGrowth', 'sloAttainment',
   'engineWaiting', 'engineRunning', 'kvCacheUsage', 'kvCacheUsageMax', 'preemptionsPerSecond', 'queueTimeMean', 'queueShare', 'prefillShare',
   'gpuUtilization', 'gpuPowerViolation', 'gpuThermalViolation', 'gpuSmClockRatio', 'gpuDramActive',
-  'proxyLoopDelayP99', 'proxyLagShare',
+  'proxyLoopDelayP99', 'proxyLagShare', 'loadVsBenchLimit',
 ] as const;
 export type SignalName = (typeof SIGNAL_NAMES)[number];
 
@@ -60,6 +60,7 @@ export const SIGNALS: Record<SignalName, SignalInfo> = {
   gpuSmClockRatio: { unit: 'ratio', span: 'window', what: 'lowest GPU\'s mean SM clock / the highest SM clock that GPU reached while busy' },
   gpuDramActive: { unit: 'ratio', span: 'window', what: 'mean DRAM bandwidth utilization over GPUs (GPM/DCGM; null without)' },
   proxyLoopDelayP99: { unit: 's', span: 'window', what: 'mean of the proxy event-loop delay P99 readings, worst loop (infermeter_proxy_event_loop_delay_seconds{stat="p99"}): a sustained lag, not one stall' },
+  loadVsBenchLimit: { unit: 'ratio', span: 'window', what: 'requestsPerSecond / the req/s where the --bottleneck-bench report saw the SLO break: how much of that load is in use (null without the flag, or when no step broke)' },
   proxyLagShare: { unit: 'ratio', span: 'window', what: 'proxyLoopDelayP99 / TTFT median: how much of what clients wait for the first token the proxy\'s own loop could account for' },
 };
 

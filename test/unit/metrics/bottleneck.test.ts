@@ -4,7 +4,11 @@
  * when a signal is missing, and both halves of the hysteresis (exit thresholds, confirmation).
  */
 import { test } from 'node:test';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { benchLimit } from '../../../src/metrics/bottleneck/capacity.js';
+import { testConfig } from '../../helpers.js';
 import { renderBottleneckDoc } from '../../../scripts/bottleneck-doc.js';
 import assert from 'node:assert/strict';
 import { BottleneckJudge, classify, judgeOnce } from '../../../src/metrics/bottleneck/judge.js';
@@ -188,4 +192,30 @@ test('schemas/status.schema.json lists exactly the kinds and signals the code ha
 test('docs/bottleneck.md\'s rule and signal tables are the code\'s (run `npm run docs` after changing either)', () => {
   const doc = readFileSync(new URL('../../../../docs/bottleneck.md', import.meta.url), 'utf8');
   assert.equal(doc, renderBottleneckDoc(doc));
+});
+
+test('--bottleneck-bench: the first step that broke its SLOs is the limit; none then cites the share of it in use', () => {
+  const report = (steps: unknown[]) => JSON.stringify({ schemaVersion: 1, steps });
+  const step = (load: number, rps: number, attainment: number) => ({ mode: 'rate', load, summary: { requestsPerSecond: rps, slo: { ttft: { attainment } } } });
+  assert.deepEqual(benchLimit(report([step(1, 1, 1), step(4, 3.9, 0.999), step(8, 6.2, 0.93), step(16, 6.5, 0.4)])), { requestsPerSecond: 6.2, step: 'step 3 (8 req/s)' });
+  assert.equal(benchLimit(report([step(1, 1, 1)])), null, 'no step broke');
+  assert.throws(() => benchLimit('{"hello": 1}'), /not an infermeter bench report/);
+  const s = withValues({ loadVsBenchLimit: 0.32 });
+  s.basis.loadVsBenchLimit = '--bottleneck-bench: the SLO broke at 6.2 req/s, step 3 (8 req/s)';
+  const v = judgeOnce(s, 0);
+  assert.equal(v.kind, 'none');
+  const e = v.evidence.find((x) => x.signal === 'loadVsBenchLimit')!;
+  assert.equal(e.value, 0.32);
+  assert.match(e.basis!, /broke at 6\.2 req\/s/);
+});
+
+test('--bottleneck-bench with a file that is not a bench report is refused naming the flag', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bb-'));
+  try {
+    writeFileSync(join(dir, 'x.json'), '{"not": "a report"}');
+    assert.throws(() => testConfig({ upstream: 'http://127.0.0.1:1', bottleneckBench: join(dir, 'x.json') }), (err: Error) => /--bottleneck-bench/.test(err.message) && /not an infermeter bench report/.test(err.message));
+    assert.throws(() => testConfig({ upstream: 'http://127.0.0.1:1', bottleneckWindow: '2s', bottleneckInterval: '5s' }), /--bottleneck-window/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -6,7 +6,7 @@
  * (docs/architecture.md).
  */
 import { readFileSync } from 'node:fs';
-import { benchLimit, type BenchLimit } from './metrics/bottleneck/capacity.js';
+import { readBenchLimit, type BottleneckSettings } from './metrics/bottleneck/capacity.js';
 import { Command, Option } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError, UnreadableFileError } from './lib/errors.js';
@@ -89,12 +89,6 @@ export interface Config {
   slowLogWindow: number;
   /** The live status page (/, /ui) and its JSON (/api/v1/status) on the metrics listener. */
   ui: boolean;
-  /** Bottleneck verdict (src/metrics/bottleneck/): seconds between evaluations, and the signal window. */
-  bottleneckInterval: number;
-  bottleneckWindow: number;
-  /** --bottleneck-bench: a bench.json of this server; its limit is read once, at startup. */
-  bottleneckBench: string;
-  bottleneckBenchLimit: BenchLimit | null;
   /** Upper bounds of the prompt_tokens_le classes (ascending, finite; +Inf is implied). */
   promptTokensClasses: number[];
   /** Upper bounds of the in_flight_le bands (ascending, finite; +Inf is implied). */
@@ -189,9 +183,9 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'traceKeepFailures', flag: '--trace-keep-failures <bool>', help: 'with tracing on (OTEL_TRACES_EXPORTER=otlp), also export the span of every failed or SLO-breaching request the sampler left out (decided when the request ends)', default: 'false', parse: parseBool },
   { key: 'slowLogSize', flag: '--slow-log-size <n>', help: 'slow-request log (/debug/requests): requests kept per model in each list (slowest by TTFT, by TPOT, failed)', default: '10', parse: (v) => boundedInt(v, 1, 100) },
   { key: 'slowLogWindow', flag: '--slow-log-window <duration>', help: 'slow-request log: how far back the lists reach', default: '15m', parse: positiveDuration },
-  { key: 'bottleneckInterval', flag: '--bottleneck-interval <duration>', help: 'how often the bottleneck verdict (infermeter_bottleneck, the status page) is re-judged', default: '5s', parse: (v) => boundedDuration(v, 0.1, 300) },
+  { key: 'bottleneckInterval', flag: '--bottleneck-interval <duration>', help: 'how often the bottleneck verdict (infermeter_bottleneck, the status page) is re-judged', default: '5s', parse: (v) => parseBoundedDuration(v, 0.1, 300) },
   { key: 'bottleneckBench', flag: '--bottleneck-bench <file>', help: 'a bench.json from `infermeter bench` against this server: the bottleneck verdict none then says how much of the load where that bench saw the SLO break is in use', default: '', parse: (v) => v },
-  { key: 'bottleneckWindow', flag: '--bottleneck-window <duration>', help: 'the window the bottleneck verdict\'s signals cover (requests, engine and GPU readings)', default: '30s', parse: (v) => boundedDuration(v, 1, 3600) },
+  { key: 'bottleneckWindow', flag: '--bottleneck-window <duration>', help: 'the window the bottleneck verdict\'s signals cover (requests, engine and GPU readings)', default: '30s', parse: (v) => parseBoundedDuration(v, 1, 3600) },
   { key: 'ui', flag: '--ui <bool>', help: 'serve the live status page at / and /ui, and its JSON at /api/v1/status, on the metrics listener (read-only)', default: 'true', parse: parseBool },
 ];
 

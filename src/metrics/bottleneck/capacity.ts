@@ -4,6 +4,20 @@
  * Read once at startup; a file that is not a bench report is refused naming the flag.
  */
 
+import { readFileSync } from 'node:fs';
+import { ConfigError } from '../../lib/errors.js';
+
+/** The flags this room reads (config.ts feeds them through SideOptions). */
+export interface BottleneckSettings {
+  /** Seconds between evaluations. */
+  bottleneckInterval: number;
+  /** Seconds of requests and readings each evaluation covers. */
+  bottleneckWindow: number;
+  /** --bottleneck-bench: a bench.json of this server, and the load where it saw the SLO break (config.ts reads it once). */
+  bottleneckBench: string;
+  bottleneckBenchLimit: BenchLimit | null;
+}
+
 /** A step broke its SLOs when its worst attainment was below this (as bench/analysis.ts). */
 const OBJECTIVE = 0.99;
 
@@ -12,6 +26,16 @@ export interface BenchLimit {
   requestsPerSecond: number;
   /** e.g. "step 3 (8 req/s)". */
   step: string;
+}
+
+/** --bottleneck-bench's file ('' : none), refused naming the flag when unreadable or not a bench report. */
+export function readBenchLimit(path: string): BenchLimit | null {
+  if (path === '') return null;
+  try {
+    return benchLimit(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new ConfigError('--bottleneck-bench', `${path}: ${(err as Error).message}`, { cause: err });
+  }
 }
 
 interface StepLike {

@@ -19,15 +19,7 @@ import { emptySignals, mean, quantile, ratio, type Signals } from './signals.js'
 import { ModelWindow, type WindowStats } from './window.js';
 import type { BenchLimit } from './capacity.js';
 
-/** The flags this room reads (config.ts feeds them through SideOptions). */
-export interface BottleneckSettings {
-  /** Seconds between evaluations. */
-  bottleneckInterval: number;
-  /** Seconds of requests and readings each evaluation covers. */
-  bottleneckWindow: number;
-  /** --bottleneck-bench: the load where that bench report saw the SLO break (config.ts reads the file). */
-  bottleneckBenchLimit: BenchLimit | null;
-}
+export type { BottleneckSettings } from './capacity.js';
 
 export interface BottleneckOptions {
   registry: Registry;

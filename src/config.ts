@@ -16,7 +16,7 @@ import { DEFAULT_BUCKETS, type BucketSet } from './lib/metric-def.js';
 import { markRequired } from './lib/cli-help.js';
 import { nearest } from './lib/nearest.js';
 import {
-  oneOf, parseBool, parseDuration, parseHostPort, parseHttpUrl, parseList, parsePositiveInt, parseSize, type HostPort, positiveDuration, boundedInt, parseBucketFactor, parseHeaderName, nonEmpty, dmonLetters, wholeSeconds,
+  oneOf, parseBool, parseDuration, parseHostPort, parseHttpUrl, parseList, parsePositiveInt, parseSize, type HostPort, positiveDuration, parseBoundedDuration, boundedInt, parseBucketFactor, parseHeaderName, nonEmpty, dmonLetters, wholeSeconds,
 } from './lib/parse.js';
 import { AUTO_MAX, parseWorkers } from './lib/cpus.js';
 import { checkTlsFiles } from './lib/tls.js';
@@ -30,7 +30,7 @@ import { resolveUpstreams, singleUpstream, type UpstreamSpec } from './lib/upstr
 const ENGINES_WITHOUT_STREAM_OPTIONS = new Set<EngineKind>(['tgi']);
 
 /** Plain data only: the config crosses into the metrics worker by structured clone. */
-export interface Config {
+export interface Config extends BottleneckSettings {
   /** The first upstream's URL (the one --upstream, or upstreams[0].url). */
   upstream: string;
   /** Every upstream (the config file's `upstreams:`, or the list of one from --upstream): lib/upstream-spec.ts. */
@@ -119,7 +119,7 @@ export interface ConfigSources {
   env: Record<string, string>;
 }
 
-type Scalar = Exclude<keyof Config, 'buckets' | 'slos' | 'configFile' | 'sources' | 'tracing' | 'origins' | 'upstreams'>;
+type Scalar = Exclude<keyof Config, 'buckets' | 'slos' | 'configFile' | 'sources' | 'tracing' | 'origins' | 'upstreams' | 'bottleneckBenchLimit'>;
 
 interface OptionSpec {
   key: Scalar;

@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { keptTenantSalt } from './lib/state.js';
+import { readBenchLimit, type BottleneckSettings } from './metrics/bottleneck/capacity.js';
 import { Command, Option } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError, UnreadableFileError } from './lib/errors.js';
@@ -16,7 +17,7 @@ import { DEFAULT_BUCKETS, type BucketSet } from './lib/metric-def.js';
 import { markRequired } from './lib/cli-help.js';
 import { nearest } from './lib/nearest.js';
 import {
-  oneOf, parseBool, parseDuration, parseHostPort, parseHttpUrl, parseList, parsePositiveInt, parseSize, type HostPort, positiveDuration, boundedInt, parseBucketFactor, parseHeaderName, nonEmpty, dmonLetters, wholeSeconds,
+  oneOf, parseBool, parseDuration, parseHostPort, parseHttpUrl, parseList, parsePositiveInt, parseSize, type HostPort, positiveDuration, parseBoundedDuration, boundedInt, parseBucketFactor, parseHeaderName, nonEmpty, dmonLetters, wholeSeconds,
 } from './lib/parse.js';
 import { AUTO_MAX, parseWorkers } from './lib/cpus.js';
 import { checkTlsFiles } from './lib/tls.js';
@@ -30,7 +31,7 @@ import { resolveUpstreams, singleUpstream, type UpstreamSpec } from './lib/upstr
 const ENGINES_WITHOUT_STREAM_OPTIONS = new Set<EngineKind>(['tgi']);
 
 /** Plain data only: the config crosses into the metrics worker by structured clone. */
-export interface Config {
+export interface Config extends BottleneckSettings {
   /** The first upstream's URL (the one --upstream, or upstreams[0].url). */
   upstream: string;
   /** Every upstream (the config file's `upstreams:`, or the list of one from --upstream): lib/upstream-spec.ts. */
@@ -122,7 +123,7 @@ export interface ConfigSources {
   env: Record<string, string>;
 }
 
-type Scalar = Exclude<keyof Config, 'buckets' | 'slos' | 'configFile' | 'sources' | 'tracing' | 'origins' | 'upstreams'>;
+type Scalar = Exclude<keyof Config, 'buckets' | 'slos' | 'configFile' | 'sources' | 'tracing' | 'origins' | 'upstreams' | 'bottleneckBenchLimit'>;
 
 interface OptionSpec {
   key: Scalar;
@@ -189,6 +190,9 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'traceKeepFailures', flag: '--trace-keep-failures <bool>', help: 'with tracing on (OTEL_TRACES_EXPORTER=otlp), also export the span of every failed or SLO-breaching request the sampler left out (decided when the request ends)', default: 'false', parse: parseBool },
   { key: 'slowLogSize', flag: '--slow-log-size <n>', help: 'slow-request log (/debug/requests): requests kept per model in each list (slowest by TTFT, by TPOT, failed)', default: '10', parse: (v) => boundedInt(v, 1, 100) },
   { key: 'slowLogWindow', flag: '--slow-log-window <duration>', help: 'slow-request log: how far back the lists reach', default: '15m', parse: positiveDuration },
+  { key: 'bottleneckInterval', flag: '--bottleneck-interval <duration>', help: 'how often the bottleneck verdict (infermeter_bottleneck, the status page) is re-judged', default: '5s', parse: (v) => parseBoundedDuration(v, 0.1, 300) },
+  { key: 'bottleneckBench', flag: '--bottleneck-bench <file>', help: 'a bench.json from `infermeter bench` against this server: the bottleneck verdict none then says how much of the load where that bench saw the SLO break is in use', default: '', parse: (v) => v },
+  { key: 'bottleneckWindow', flag: '--bottleneck-window <duration>', help: 'the window the bottleneck verdict\'s signals cover (requests, engine and GPU readings)', default: '30s', parse: (v) => parseBoundedDuration(v, 1, 3600) },
   { key: 'ui', flag: '--ui <bool>', help: 'serve the live status page at / and /ui, and its JSON at /api/v1/status, on the metrics listener (read-only)', default: 'true', parse: parseBool },
 ];
 
@@ -286,8 +290,10 @@ export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.Pr
   }
   if ((cfg.tenantFrom as string) === '') cfg.tenantFrom = cfg.tenantHeader === '' ? 'none' : 'header';
   if (cfg.tenantFrom === 'api-key' && cfg.tenantSalt === '') cfg.tenantSalt = keptTenantSalt(cfg.stateDir, configFile);
+  if (cfg.bottleneckWindow < cfg.bottleneckInterval) throw new ConfigError('--bottleneck-window', `must be at least --bottleneck-interval (${cfg.bottleneckInterval}s): the window holds the readings of several evaluations`);
   if (cfg.tenantFrom === 'header' && cfg.tenantHeader === '') throw new ConfigError('--tenant-header', 'is required with --tenant-from header: the request header naming the tenant, e.g. x-tenant-id');
   if ((cfg.injectUsage as unknown) === 'auto') cfg.injectUsage = !ENGINES_WITHOUT_STREAM_OPTIONS.has(cfg.engine);
+  cfg.bottleneckBenchLimit = readBenchLimit(cfg.bottleneckBench);
   cfg.slos = parseSloConfig(file['slos'], `--config ${configFile}: slos`);
   cfg.buckets = resolveBuckets(file['buckets'], cfg.slos, `--config ${configFile}: buckets`);
   cfg.tracing = traceSettings(env);

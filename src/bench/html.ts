@@ -116,6 +116,7 @@ export function markdownToHtml(md: string): string {
     flush();
     if (line.startsWith('## ')) out.push(`<h2>${inline(line.slice(3))}</h2>`);
     else if (line.startsWith('> ')) out.push(`<p class="partial">${inline(line.slice(2))}</p>`);
+    else if (line.startsWith('- ')) out.push(`<p>• ${inline(line.slice(2))}</p>`);
     else if (line.trim()) out.push(`<p>${inline(line)}</p>`);
   }
   flush();

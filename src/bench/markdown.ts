@@ -2,6 +2,7 @@
 import type { BenchReport, BenchSlo, PhaseSummary } from './report.js';
 import { BENCH_SLOS } from './report.js';
 import type { Distribution } from './stats.js';
+import { renderAnalysis } from './analysis.js';
 import { DASH, engineText, errorsText, gib, gpuText, msText, num, pct, stepLabel } from './format.js';
 
 /** Distinct synthetic prompts share little beyond a block or two; more than this was cached before. */
@@ -58,6 +59,7 @@ export function renderMarkdown(r: BenchReport): string {
   if (cached.length) {
     out.push(`**Warning**: the engine found ${cached.map(([name, ratio]) => `${pct(ratio)} of prompt tokens (${name})`).join(', ')} in its prefix cache: the prompts were cached, most likely by an earlier run with the same --seed, and TTFT reads low. Rerun with another --seed or a restarted server.`, '');
   }
+  out.push(...renderAnalysis(r));
   out.push(`Percentiles: ${r.definitions['percentiles']}. TPOT = ${r.definitions['tpot']}. Goodput = ${r.definitions['goodput']}.`, '');
   if (r.monitor.gpuError) out.push(`GPU sampling: ${r.monitor.gpuError}.`, '');
   if (r.monitor.engineError) out.push(`Engine sampling: ${r.monitor.engineError}.`, '');

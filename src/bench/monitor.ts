@@ -26,8 +26,8 @@ export interface MonitorOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** dmon -s p (power), u (utilization), m (memory): the columns a benchmark report shows. */
-const DMON_GROUPS = 'pum';
+/** dmon -s p (power), u (utilization), c (clocks), v (power/thermal violations), m (memory). */
+const DMON_GROUPS = 'pucvm';
 
 export class Monitor {
   readonly gpu: GpuSample[] = [];
@@ -63,6 +63,8 @@ export class Monitor {
               memoryUtilization: v('infermeter_gpu_memory_utilization_ratio'),
               memoryUsedBytes: v('infermeter_gpu_memory_used_bytes'),
               powerWatts: v('infermeter_gpu_power_watts'),
+              powerViolation: v('infermeter_gpu_power_violation_ratio'),
+              thermalViolation: v('infermeter_gpu_thermal_violation'),
             });
           },
           invalidLine: () => undefined,
@@ -94,6 +96,9 @@ export class Monitor {
         requestsWaiting: first(snap, 'infermeter_engine_requests_waiting'),
         prefixCacheQueries: first(snap, 'infermeter_engine_prefix_cache_queries_total'),
         prefixCacheHits: first(snap, 'infermeter_engine_prefix_cache_hits_total'),
+        preemptions: first(snap, 'infermeter_engine_preemptions_total'),
+        queueTime: histogram(snap, 'infermeter_engine_queue_time_seconds'),
+        prefillTime: histogram(snap, 'infermeter_engine_prefill_time_seconds'),
       });
     } catch (err) {
       this.engineError = (err as Error).message;
@@ -124,6 +129,19 @@ export class Monitor {
     await Promise.all([this.child?.stop(1000), this.scraper?.close()]);
     if (this.gpu.length > 0 && this.gpuError?.startsWith('nvidia-smi dmon exited')) this.gpuError = null;
   }
+}
+
+/** A normalized histogram's _sum and _count (null: the engine has no such histogram). */
+function histogram(snap: Snapshot, name: Parameters<Snapshot['get']>[0]): { sum: number; count: number } | null {
+  const values = snap.get(name);
+  if (!values) return null;
+  let sum: number | null = null;
+  let count = 0;
+  for (const v of values) {
+    if (v.metricName === `${name}_sum`) sum = (sum ?? 0) + v.value;
+    else if (v.metricName === `${name}_count`) count += v.value;
+  }
+  return sum === null ? null : { sum, count };
 }
 
 function first(snap: Snapshot, name: Parameters<Snapshot['get']>[0]): number | null {

@@ -6,6 +6,7 @@
 import type { RequestResult } from '../sim/load.js';
 import type { Thresholds } from '../slo/config.js';
 import { distribution, gaugeSummary, type Distribution, type GaugeSummary } from './stats.js';
+import type { BottleneckVerdict } from '../metrics/bottleneck/judge.js';
 
 export const REPORT_SCHEMA_VERSION = 1;
 
@@ -77,6 +78,14 @@ export interface ResourceSummary {
    * prompts means the server still holds them from an earlier run with the same seed.
    */
   prefixCacheHitRatio: number | null;
+  /** Engine preemptions per second over the phase (counter increase); null when the engine does not say. */
+  preemptionsPerSecond?: number | null;
+  /** Mean engine queue and prefill time of the requests the phase finished (histogram _sum/_count increases), seconds. */
+  queueTimeMean?: number | null;
+  prefillTimeMean?: number | null;
+  /** The worst GPU's mean power-violation ratio, and share of thermally throttled readings. */
+  gpuPowerViolation?: number | null;
+  gpuThermalViolation?: number | null;
 }
 
 export interface GpuSample {
@@ -87,6 +96,8 @@ export interface GpuSample {
   memoryUtilization: number | null;
   memoryUsedBytes: number | null;
   powerWatts: number | null;
+  powerViolation?: number | null;
+  thermalViolation?: number | null;
 }
 
 export interface EngineSample {
@@ -97,6 +108,10 @@ export interface EngineSample {
   /** The engine's counters, cumulative. */
   prefixCacheQueries: number | null;
   prefixCacheHits: number | null;
+  preemptions?: number | null;
+  /** Engine queue-time and prefill-time histograms, cumulative _sum and _count. */
+  queueTime?: { sum: number; count: number } | null;
+  prefillTime?: { sum: number; count: number } | null;
 }
 
 export interface StepReport {
@@ -110,6 +125,8 @@ export interface StepReport {
   summary: PhaseSummary;
   resources: ResourceSummary;
   requests: RequestSample[];
+  /** What limited the step (src/metrics/bottleneck/ over the step's figures; bench/analysis.ts). */
+  analysis?: BottleneckVerdict;
 }
 
 export interface BenchReport {
@@ -220,7 +237,43 @@ export function summarizeResources(gpu: readonly GpuSample[], engine: readonly E
     requestsRunning: e((s) => s.requestsRunning),
     requestsWaiting: e((s) => s.requestsWaiting),
     prefixCacheHitRatio: hitRatio(before ? [before, ...engine] : engine),
+    ...engineRates(before ? [before, ...engine] : engine),
+    ...violations(gpu),
   };
+}
+
+/** Counter and histogram increases from the first to the last engine sample that has them. */
+function engineRates(engine: readonly EngineSample[]): Pick<ResourceSummary, 'preemptionsPerSecond' | 'queueTimeMean' | 'prefillTimeMean'> {
+  const span = <T>(f: (s: EngineSample) => T | null | undefined): [EngineSample, EngineSample] | null => {
+    const known = engine.filter((s) => f(s) !== null && f(s) !== undefined);
+    return known.length >= 2 ? [known[0]!, known[known.length - 1]!] : null;
+  };
+  const p = span((s) => s.preemptions);
+  const phase = (f: (s: EngineSample) => { sum: number; count: number } | null | undefined): number | null => {
+    const sp = span(f);
+    if (!sp) return null;
+    const n = f(sp[1])!.count - f(sp[0])!.count;
+    return n > 0 ? (f(sp[1])!.sum - f(sp[0])!.sum) / n : null;
+  };
+  return {
+    preemptionsPerSecond: p && p[1].t > p[0].t ? Math.max(0, p[1].preemptions! - p[0].preemptions!) / (p[1].t - p[0].t) : null,
+    queueTimeMean: phase((s) => s.queueTime),
+    prefillTimeMean: phase((s) => s.prefillTime),
+  };
+}
+
+function violations(gpu: readonly GpuSample[]): Pick<ResourceSummary, 'gpuPowerViolation' | 'gpuThermalViolation'> {
+  const worst = (f: (s: GpuSample) => number | null | undefined): number | null => {
+    const by = new Map<number, number[]>();
+    for (const s of gpu) {
+      const v = f(s);
+      if (v === null || v === undefined) continue;
+      by.set(s.gpu, [...(by.get(s.gpu) ?? []), v]);
+    }
+    const means = [...by.values()].map((xs) => xs.reduce((a, b) => a + b, 0) / xs.length);
+    return means.length ? Math.max(...means) : null;
+  };
+  return { gpuPowerViolation: worst((s) => s.powerViolation), gpuThermalViolation: worst((s) => s.thermalViolation) };
 }
 
 function hitRatio(engine: readonly EngineSample[]): number | null {

@@ -19,6 +19,7 @@ import { silentProgress, type Progress } from './progress.js';
 import { REPORT_SCHEMA_VERSION, summarizePhase, summarizeResources, toSample, type BenchReport, type RequestSample, type StepReport } from './report.js';
 import { PERCENTILE_METHOD } from './stats.js';
 import { errorKinds } from './verdict.js';
+import { analyzeSteps } from './analysis.js';
 
 export interface BenchOptions {
   target: string;
@@ -177,6 +178,7 @@ export async function runBench(o: BenchOptions, hooks: BenchHooks = {}): Promise
     if (!aborted) await agent.close();
     progress.close();
   }
+  analyzeSteps(report);
   report.monitor.gpuError = monitor.gpuError;
   report.monitor.engineError = monitor.engineError;
   if (aborted) {

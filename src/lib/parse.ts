@@ -40,6 +40,13 @@ export function parseHttpUrl(value: string): string {
 }
 
 /** "500ms", "2s", "5m", "1h" or a bare number of seconds; returns seconds. */
+/** A duration within [min, max] seconds. */
+export function parseBoundedDuration(v: string, min: number, max: number): number {
+  const s = parseDuration(v);
+  if (!(s >= min && s <= max)) throw new Error(`expected a duration from ${min}s to ${max}s, got "${v}"`);
+  return s;
+}
+
 export function parseDuration(value: string | number): number {
   if (typeof value === 'number') {
     if (!Number.isFinite(value) || value < 0) throw new Error(`expected a non-negative duration, got ${value}`);

@@ -77,9 +77,15 @@ export const CONFIG_RELOAD_METRICS = [
     help: 'Unix time the running config was loaded: the start, or the last successful reload.' },
 ] as const satisfies readonly MetricDef[];
 
+/** The bottleneck verdict (src/metrics/bottleneck/, docs/bottleneck.md): one-hot per model, bounded by the model label. */
+export const BOTTLENECK_METRICS = [
+  { name: 'infermeter_bottleneck', type: 'gauge', unit: '1', labels: ['gen_ai_request_model', 'kind'], source: 'slo',
+    help: 'What limits the model now, one-hot: 1 for the current kind (none, queue, kv_cache, prefill, decode, gpu_throttle, upstream_errors, proxy, unknown), 0 for the others; re-judged every --bottleneck-interval over --bottleneck-window.' },
+] as const satisfies readonly MetricDef[];
+
 /** Every metric, request and collector families alike. */
 export function catalog(): readonly MetricDef[] {
-  return [...REQUEST_METRICS, ...BREAKDOWN_METRICS, ...COLLECTOR_HEALTH_METRICS, ...CONFIG_RELOAD_METRICS, ...GPU_METRICS, ...ENGINE_METRICS, ...HOST_METRICS];
+  return [...REQUEST_METRICS, ...BREAKDOWN_METRICS, ...BOTTLENECK_METRICS, ...COLLECTOR_HEALTH_METRICS, ...CONFIG_RELOAD_METRICS, ...GPU_METRICS, ...ENGINE_METRICS, ...HOST_METRICS];
 }
 
 export function metricDef(name: string): MetricDef {

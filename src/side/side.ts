@@ -42,12 +42,13 @@ import { serveDebugRequests } from '../exporters/trace/debug-route.js';
 import { judge } from '../slo/judge.js';
 import { StatusPage } from '../exporters/ui/status-page.js';
 import { slowLogProvider } from '../exporters/ui/slow-requests.js';
+import { BottleneckMonitor, type BottleneckSettings } from '../metrics/bottleneck/live.js';
 
 /**
  * What the metrics side reads of the configuration: its own settings and those of every
  * collector and exporter it runs (config.ts's Config carries them all; docs/architecture.md).
  */
-export interface SideOptions extends CollectorOptions, TlsFiles, OtlpConfigOptions, TrailOptions, ExemplarOptions, NativeHistogramOptions, RequestMetricsSettings {
+export interface SideOptions extends CollectorOptions, TlsFiles, OtlpConfigOptions, TrailOptions, ExemplarOptions, NativeHistogramOptions, RequestMetricsSettings, BottleneckSettings {
   metricsListen: HostPort;
   models: string[];
   modelsRefresh: number;
@@ -100,6 +101,8 @@ export class MetricsSide {
   readonly statusPage: StatusPage | null;
   /** --web.config.file: basic auth and TLS of every endpoint but the probes. */
   private readonly guard: WebGuard;
+  /** What limits each model (src/metrics/bottleneck/): the gauge, the status JSON and the page read it. */
+  readonly bottleneck: BottleneckMonitor;
 
   constructor(
     private config: SideOptions,
@@ -127,6 +130,11 @@ export class MetricsSide {
     this.statusPage = config.ui ? new StatusPage({ registry: this.registry, slos: config.slos, log, labelOf: (m) => this.models.label(m) }) : null;
     if (this.statusPage) this.statusPage.slowRequests = slowLogProvider(this.trail.slowLog);
     this.guard = new WebGuard(config.webConfigFile ? loadWebConfig(config.webConfigFile) : null);
+    this.bottleneck = new BottleneckMonitor({
+      registry: this.registry, slos: config.slos, engine: config.engine, intervalSeconds: config.bottleneckInterval, windowSeconds: config.bottleneckWindow, benchLimit: config.bottleneckBenchLimit,
+      labelOf: (m) => this.models.label(m), log,
+    });
+    if (this.statusPage) this.statusPage.bottlenecks = this.bottleneck;
   }
 
   /** A proxy loop's listener state (listening, draining), sent by main.ts or the cluster primary. */
@@ -162,6 +170,7 @@ export class MetricsSide {
     this.otlp?.setSlos(r.live.slos);
     this.trail.setSlos(r.live.slos);
     if (this.statusPage) this.statusPage.state.slos = r.live.slos;
+    this.bottleneck.slos = r.live.slos;
     this.models.reconfigure(r.live.models, r.live.modelsRefresh);
     this.requests.tenants.setLimit(r.live.tenantLimit);
     setLogLevel(this.log, r.live.logLevel);
@@ -196,6 +205,7 @@ export class MetricsSide {
     this.otlp?.ingest(batch);
     this.trail.ingest(batch.records, batch.verdicts);
     this.statusPage?.ingest(batch);
+    this.bottleneck.ingest(batch);
   }
 
   private flushEarly(): void {
@@ -295,6 +305,7 @@ export class MetricsSide {
     void this.models.start().then(() => this.flushEarly());
     this.collectors.start(COLLECTORS);
     this.statusPage?.start();
+    this.bottleneck.start();
     if (this.config.readyRequiresUpstream) {
       // The model-list read doubles as the probe (it runs even with an allowlist, which it then leaves alone).
       if (this.models.fixed) void this.models.refresh(); // with no allowlist, start() has just asked
@@ -372,6 +383,7 @@ export class MetricsSide {
     this.flushEarly();
     this.models.stop();
     this.statusPage?.close();
+    this.bottleneck.close();
     await this.collectors.close();
     await this.otlp?.shutdown();
     await this.upstreamAgent?.close();

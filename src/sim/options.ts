@@ -23,6 +23,8 @@ export interface SimOptions {
   maxNumSeqs: number;
   maxNumBatchedTokens: number;
   kvCacheTokens: number;
+  /** vLLM's --num-gpu-blocks-override: KV-cache blocks, when > 0 (replaces --kv-cache-tokens). */
+  numGpuBlocksOverride: number;
   blockSize: number;
   prefixCaching: boolean;
   maxModelLen: number;
@@ -62,6 +64,7 @@ export const SIM_OPTIONS: readonly OptionSpec[] = [
   { key: 'maxNumSeqs', flag: '--max-num-seqs <n>', help: 'most sequences running at once; the rest wait', default: '256', parse: parsePositiveInt },
   { key: 'maxNumBatchedTokens', flag: '--max-num-batched-tokens <n>', help: 'token budget of one step (chunked prefill)', default: '2048', parse: parsePositiveInt },
   { key: 'kvCacheTokens', flag: '--kv-cache-tokens <n>', help: 'KV-cache capacity in tokens (rounded down to whole blocks)', default: '112000', parse: parsePositiveInt },
+  { key: 'numGpuBlocksOverride', flag: '--num-gpu-blocks-override <n>', help: 'KV-cache capacity in blocks, as vLLM\'s flag of that name (0: use --kv-cache-tokens)', default: '0', parse: nonNegativeInt },
   { key: 'blockSize', flag: '--block-size <n>', help: 'KV-cache block size in tokens', default: '16', parse: parsePositiveInt },
   { key: 'prefixCaching', flag: '--prefix-caching <bool>', help: 'reuse KV blocks of repeated block-aligned prompt prefixes', default: 'true', parse: parseBool },
   { key: 'maxModelLen', flag: '--max-model-len <n>', help: 'context length: prompt + max_tokens beyond it is a 400', default: '8192', parse: parsePositiveInt },
@@ -96,6 +99,7 @@ export function resolveSimOptions(given: Partial<Record<keyof SimOptions, unknow
   }
   const opts = out as unknown as SimOptions;
   if (opts.outputTokens[0] < 1) throw new ConfigError('--output-tokens', 'the minimum must be at least 1');
+  if (opts.numGpuBlocksOverride > 0) opts.kvCacheTokens = opts.numGpuBlocksOverride * opts.blockSize;
   return opts;
 }
 

@@ -17,6 +17,9 @@ import { CLI } from '../fakes/infermeter-process.js';
 import { makeCerts } from '../fakes/certs.js';
 
 const certs = makeCerts();
+/** A bench report for --bottleneck-bench (its steps do not matter here). */
+const benchReport = join(mkdtempSync(join(tmpdir(), 'infermeter-every-source-bench-')), 'bench.json');
+writeFileSync(benchReport, JSON.stringify({ schemaVersion: 1, steps: [] }));
 
 /** A valid, non-default value for every setting, as typed (flag and env) or written (file). */
 const SAMPLES: Record<string, string> = {
@@ -70,6 +73,9 @@ const SAMPLES: Record<string, string> = {
   traceKeepFailures: 'true',
   slowLogSize: '20',
   slowLogWindow: '5m',
+  bottleneckInterval: '2s',
+  bottleneckBench: benchReport,
+  bottleneckWindow: '1m',
   ui: 'false',
 };
 const SECRETS = new Set(['tenantSalt']);

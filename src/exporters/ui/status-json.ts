@@ -10,6 +10,7 @@ import type { Outcome } from '../../record/record.js';
 import { CHART_SECONDS, LATENCIES, NOW_SECONDS, PERCENTILE_SECONDS, RATE_SECONDS, COARSE_SLOT_SECONDS, type LatencyStats, type ModelState } from './model-state.js';
 import type { CollectorReading, EngineReading, GpuReading } from './registry-read.js';
 import { HOST_FIELDS, type StatusState } from './state.js';
+import type { BottleneckVerdict } from '../../metrics/bottleneck/judge.js';
 
 export const STATUS_VERSION = 1;
 /** The model name that selects every model together for the charts. */
@@ -41,8 +42,15 @@ export interface SlowRequestProvider {
   slowRequests(): readonly SlowRequest[];
 }
 
+/** The metrics side's current verdict per model label (src/metrics/bottleneck/live.ts). */
+export interface BottleneckProvider {
+  verdicts(): ReadonlyMap<string, BottleneckVerdict>;
+}
+
 export interface ModelStatus {
   model: string;
+  /** What limits the model now (null: not judged yet, or no provider). */
+  bottleneck: BottleneckVerdict | null;
   requestsPerSecond: number;
   outputTokensPerSecond: number;
   inputTokensPerSecond: number;
@@ -116,7 +124,7 @@ function stats(s: LatencyStats): LatencyStats {
   return { p50: s.p50 === null ? null : round(s.p50), p95: s.p95 === null ? null : round(s.p95), p99: s.p99 === null ? null : round(s.p99), mean: s.mean === null ? null : round(s.mean), count: s.count };
 }
 
-function modelStatus(state: StatusState, label: string, m: ModelState, second: number, now: number): ModelStatus {
+function modelStatus(state: StatusState, label: string, m: ModelState, second: number, now: number, bottleneck: BottleneckVerdict | null): ModelStatus {
   const r = m.rates(second);
   const budget = errorBudget(state.slos);
   const t = thresholdsFor(state.slos, label);
@@ -136,7 +144,7 @@ function modelStatus(state: StatusState, label: string, m: ModelState, second: n
     });
   }
   return {
-    model: label,
+    model: label, bottleneck,
     requestsPerSecond: round(r.requests)!, outputTokensPerSecond: round(r.outputTokens)!, inputTokensPerSecond: round(r.inputTokens)!, inFlight: state.inFlightByModel.get(label) ?? 0, concurrency: round(r.concurrency)!,
     ttft: stats(m.latency('ttft', second)), tpot: stats(m.latency('tpot', second)), e2e: stats(m.latency('e2e', second)),
     outcomes5m: m.outcomes(now, WINDOWS['5m']), slos, lastSeenAt: Math.round(m.lastSeen),
@@ -150,10 +158,11 @@ export interface StatusQuery {
   since: number;
 }
 
-export function buildStatus(state: StatusState, q: StatusQuery, slow: SlowRequestProvider | null): StatusDocument {
+export function buildStatus(state: StatusState, q: StatusQuery, slow: SlowRequestProvider | null, bottlenecks: BottleneckProvider | null = null): StatusDocument {
   const now = state.now();
   const second = state.closedThrough;
-  const models = [...state.models].map(([label, m]) => modelStatus(state, label, m, second, now));
+  const verdicts = bottlenecks?.verdicts();
+  const models = [...state.models].map(([label, m]) => modelStatus(state, label, m, second, now, verdicts?.get(label) ?? null));
   models.sort((a, b) => b.requestsPerSecond - a.requestsPerSecond || b.lastSeenAt - a.lastSeenAt || a.model.localeCompare(b.model));
   const e = state.engine;
   const doc: StatusDocument = {

@@ -14,7 +14,7 @@ import type { Registry } from 'prom-client';
 import type { SloConfig } from '../../slo/config.js';
 import type { RecordBatch } from '../../metrics/batch.js';
 import { StatusState } from './state.js';
-import { ALL_MODELS, buildStatus, type SlowRequestProvider } from './status-json.js';
+import { ALL_MODELS, buildStatus, type BottleneckProvider, type SlowRequestProvider } from './status-json.js';
 import { PAGE_CSS, PAGE_HTML } from './assets/page.js';
 import { APP_JS } from './assets/app-js.js';
 
@@ -63,6 +63,8 @@ export class StatusPage {
   readonly state: StatusState;
   /** Set by whoever has a slow-request log (issue 16's /debug/requests); null: no table. */
   slowRequests: SlowRequestProvider | null = null;
+  /** The metrics side's bottleneck verdicts (src/metrics/bottleneck/); null: none shown. */
+  bottlenecks: BottleneckProvider | null = null;
   private timer: NodeJS.Timeout | null = null;
 
   constructor(private readonly opts: StatusPageOptions) {
@@ -127,7 +129,7 @@ export class StatusPage {
       this.sendJson(res, method, 400, { error: 'since: expected Unix milliseconds (a non-negative integer)' });
       return;
     }
-    const doc = buildStatus(this.state, { model: params.get('model') ?? ALL_MODELS, since }, this.slowRequests);
+    const doc = buildStatus(this.state, { model: params.get('model') ?? ALL_MODELS, since }, this.slowRequests, this.bottlenecks);
     this.sendJson(res, method, 200, doc);
   }
 

@@ -136,6 +136,8 @@ export interface FakeSettings {
   faultColumns: string;
   /** `dmon -h` lists --gpm-metrics, but dmon exits with an error when given it. */
   gpmReject: boolean;
+  /** The GPU is throttled: by its power limit (pviol, lower SM clock) or for temperature (tviol, lower SM clock). */
+  throttle: Throttle;
   /** Processes on the GPUs (FAKE_NVIDIA_SMI_COMPUTE_APPS="pid:gpu[:MiB],..."), for --query-compute-apps. */
   computeApps: ComputeApp[];
 }
@@ -147,6 +149,9 @@ function computeApps(spec: string): ComputeApp[] {
     throw new UsageError((err as Error).message);
   }
 }
+
+export type Throttle = 'none' | 'power' | 'thermal';
+const THROTTLES: readonly Throttle[] = ['none', 'power', 'thermal'];
 
 export function readSettings(env: NodeJS.ProcessEnv): FakeSettings {
   const get = (k: string) => {
@@ -160,6 +165,8 @@ export function readSettings(env: NodeJS.ProcessEnv): FakeSettings {
     if (!Number.isFinite(n) || n < min) throw new UsageError(`FAKE_NVIDIA_SMI_${k}: expected a number >= ${min}, got "${v}"`);
     return n;
   };
+  const throttle = (get('THROTTLE') ?? 'none') as Throttle;
+  if (!THROTTLES.includes(throttle)) throw new UsageError(`FAKE_NVIDIA_SMI_THROTTLE: expected one of ${THROTTLES.join(', ')}, got "${throttle}"`);
   const fault = (get('FAULT') ?? 'none') as Fault;
   if (!FAULTS.includes(fault)) throw new UsageError(`FAKE_NVIDIA_SMI_FAULT: expected one of ${FAULTS.join(', ')}, got "${fault}"`);
   return {
@@ -178,6 +185,7 @@ export function readSettings(env: NodeJS.ProcessEnv): FakeSettings {
     faultAfter: Math.floor(num('FAULT_AFTER', fault === 'hang' ? 0 : 3)),
     faultColumns: get('FAULT_COLUMNS') ?? 'pucm',
     gpmReject: get('GPM_REJECT') === '1',
+    throttle,
     computeApps: computeApps(get('COMPUTE_APPS') ?? ''),
   };
 }

@@ -42,7 +42,7 @@ export const DMON_GROUPS: Record<string, readonly FakeColumn[]> = {
   ],
   v: [
     { name: 'pviol', unit: '%', value: (r) => round(r.powerViolationPct) },
-    { name: 'tviol', unit: 'bool', value: () => 0 },
+    { name: 'tviol', unit: 'bool', value: (r) => (r.thermalViolation ? 1 : 0) },
   ],
   m: [
     { name: 'fb', unit: 'MB', value: (r) => round(r.fbMiB) },

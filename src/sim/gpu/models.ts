@@ -57,6 +57,8 @@ export interface Reading {
   memClockMHz: number;
   smClockMHz: number;
   powerViolationPct: number;
+  /** dmon tviol: thermally throttled now. */
+  thermalViolation: boolean;
   fbMiB: number;
   bar1MiB: number;
   rxMBps: number;
@@ -84,6 +86,9 @@ const IDLE_POWER_SHARE = 0.1;
 const WEIGHTS_SHARE = 0.45;
 const KV_SHARE = 0.45;
 
+/** A throttled GPU runs its SMs at this share of their peak clock. */
+const THROTTLED_CLOCK_SHARE = { power: 0.62, thermal: 0.7 } as const;
+
 /** One simulated GPU; temperature lags the load like a real heatsink. */
 export class SimGpu {
   private temp = 32;
@@ -92,12 +97,14 @@ export class SimGpu {
     readonly index: number,
     readonly model: GpuModel,
     private readonly noise: () => number,
+    /** A board held back by its power limit or its temperature, whatever the load. */
+    private readonly throttle: 'none' | 'power' | 'thermal' = 'none',
   ) {}
 
   read(load: Load): Reading {
     const busy = clamp(load.busy, 0, 1);
     const jitter = (span: number) => (this.noise() - 0.5) * span;
-    const targetTemp = 30 + 45 * busy;
+    const targetTemp = this.throttle === 'thermal' ? 91 : 30 + 45 * busy;
     this.temp += (targetTemp - this.temp) * 0.15;
     const m = this.model;
     const sm = busy === 0 ? 0 : clamp(100 * busy + jitter(6), 1, 100);
@@ -108,8 +115,9 @@ export class SimGpu {
       smPct: sm,
       memPct: clamp(sm * 0.55 + jitter(4), 0, 100),
       memClockMHz: m.memClockMHz,
-      smClockMHz: busy === 0 ? IDLE_SM_CLOCK : m.maxSmClockMHz,
-      powerViolationPct: busy > 0.95 ? clamp((busy - 0.95) * 1000, 0, 100) : 0,
+      smClockMHz: this.throttle !== 'none' ? Math.round(m.maxSmClockMHz * THROTTLED_CLOCK_SHARE[this.throttle]) : busy === 0 ? IDLE_SM_CLOCK : m.maxSmClockMHz,
+      powerViolationPct: this.throttle === 'power' ? clamp(70 + jitter(10), 0, 100) : busy > 0.95 ? clamp((busy - 0.95) * 1000, 0, 100) : 0,
+      thermalViolation: this.throttle === 'thermal',
       fbMiB: m.memoryMiB * (WEIGHTS_SHARE + KV_SHARE * clamp(load.kvCache, 0, 1)),
       bar1MiB: 5,
       rxMBps: busy * 40 + clamp(jitter(4), 0, 4),

@@ -52,7 +52,7 @@ test('query CSV: header units as nvidia-smi prints them', () => {
   const g: QueryGpu = {
     index: 0, uuid: 'GPU-x', name: 'NVIDIA L4', driverVersion: '550.54.15', pciBusId: '00000000:00:03.0', memoryMiB: 23034, powerLimitW: 72,
     maxSmClockMHz: 2040, memClockMHz: 6251, count: 1, hbm: false, ecc: true,
-    reading: { powerW: 20.5, tempC: 40, memTempC: null, smPct: 0, memPct: 0, memClockMHz: 6251, smClockMHz: 345, powerViolationPct: 0, fbMiB: 21, bar1MiB: 1, rxMBps: 0, txMBps: 0,
+    reading: { powerW: 20.5, tempC: 40, memTempC: null, smPct: 0, memPct: 0, memClockMHz: 6251, smClockMHz: 345, powerViolationPct: 0, thermalViolation: false, fbMiB: 21, bar1MiB: 1, rxMBps: 0, txMBps: 0,
       gpm: { graphicsPct: 0, smActivePct: 0, smOccupancyPct: 0, tensorPct: 0, dramPct: 0, fp16Pct: 0, pcieTxMiBps: 0, pcieRxMiBps: 0, nvlinkRxMiBps: 0, nvlinkTxMiBps: 0 } },
   };
   const fields = ['pstate', 'temperature.gpu', 'utilization.gpu', 'utilization.memory', 'memory.total', 'memory.free', 'memory.used'];

@@ -75,6 +75,29 @@ export const APP_JS = String.raw`'use strict';
     s.appendChild(card('collectors up', doc.collectors.length ? (doc.collectors.length - down) + ' / ' + doc.collectors.length : DASH, down ? 'bad' : ''));
   }
 
+  // The verdict first, with the numbers it was decided from; the hover adds the advice.
+  function fmtEvidence(e) {
+    if (e.value == null) return e.signal + ' ' + DASH;
+    var v = e.unit === 's' ? fmtSeconds(e.value) : e.unit === 'ratio' ? (e.value * 100).toFixed(0) + ' %' : fmtNum(e.value, e.unit);
+    return e.signal + ' ' + v + ' (' + e.window + ')';
+  }
+  var KIND_CLASS = { none: 'good', unknown: '', queue: 'warn', kv_cache: 'warn', prefill: 'warn', decode: 'warn', gpu_throttle: 'bad', upstream_errors: 'bad', proxy: 'bad' };
+  function bottleneckCell(tr, b) {
+    if (!b) return cell(tr, DASH, 'bottleneck', null, 'verdict');
+    var td = el('td', null, 'verdict');
+    td.setAttribute('data-field', 'bottleneck');
+    td.setAttribute('data-value', b.kind);
+    var k = el('span', b.kind, 'kind ' + (KIND_CLASS[b.kind] || ''));
+    td.appendChild(k);
+    var ev = el('span', ' ' + b.evidence.slice(0, 3).map(fmtEvidence).join(' · '), 'evidence');
+    ev.setAttribute('data-field', 'evidence');
+    td.appendChild(ev);
+    td.title = b.summary + ' (since ' + fmtTime(b.since) + ')\n' + b.evidence.map(function (e) { return fmtEvidence(e) + (e.threshold ? ' [' + e.threshold + ']' : '') + (e.basis ? ' ' + e.basis : ''); }).join('\n') +
+      '\n\n' + b.advice.map(function (a) { return a.engine + ': ' + a.text; }).join('\n');
+    tr.appendChild(td);
+    return td;
+  }
+
   function latencyCells(tr, name, l) {
     ['p50', 'p95', 'p99'].forEach(function (q) { cell(tr, fmtSeconds(l[q]), name + '-' + q, l[q]); });
   }
@@ -93,6 +116,7 @@ export const APP_JS = String.raw`'use strict';
       if (m.model === selected) tr.className = 'selected';
       var name = cell(tr, m.model, 'model', null, 'name');
       name.title = m.model;
+      bottleneckCell(tr, m.bottleneck);
       cell(tr, fmtNum(m.requestsPerSecond, 'req/s'), 'rps', m.requestsPerSecond);
       cell(tr, fmtNum(m.outputTokensPerSecond, 'tok/s'), 'tps', m.outputTokensPerSecond);
       cell(tr, fmtNum(m.inFlight, '', 0), 'inflight', m.inFlight);

@@ -29,7 +29,7 @@ export const PAGE_HTML = `<!doctype html>
   <div class="scroll" id="models-wrap">
     <table id="models">
       <thead><tr>
-        <th>model</th><th>req/s</th><th>out tok/s</th><th title="generation requests in flight now">in flight</th><th title="time-average requests in flight over the rate window">concurrency</th>
+        <th>model</th><th title="what limits the model now, and the numbers it was decided from; hover for the advice">bottleneck</th><th>req/s</th><th>out tok/s</th><th title="generation requests in flight now">in flight</th><th title="time-average requests in flight over the rate window">concurrency</th>
         <th>TTFT p50</th><th>p95</th><th>p99</th><th>TPOT p50</th><th>p95</th><th>p99</th><th>E2E p50</th><th>p95</th><th>p99</th>
         <th>outcomes 5m</th><th title="the model's worst SLO over 5 minutes; hover a cell for every SLO">worst SLO 5m</th><th title="error budget burn rate: 1× spends it exactly over the SLO window">burn 5m / 1h</th>
       </tr></thead>
@@ -96,6 +96,7 @@ table { border-collapse: collapse; width: 100%; background: var(--card); }
 th, td { padding: 3px 6px; font-size: 12px; border-bottom: 1px solid var(--line); text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
 th { position: sticky; top: 0; background: #f1f3f6; font-weight: 600; z-index: 1; }
 th:first-child, td:first-child { text-align: left; }
+td.verdict { text-align: left; max-width: 420px; overflow: hidden; text-overflow: ellipsis; } td.verdict .kind { font-weight: 600; } td.verdict .evidence { color: var(--muted); }
 td.name { max-width: 320px; overflow: hidden; text-overflow: ellipsis; text-align: left; }
 tbody tr { cursor: default; } #models tbody tr { cursor: pointer; } #models tbody tr:hover { background: #f5f8ff; }
 tr.selected { background: #e8f0fe !important; }

@@ -30,6 +30,10 @@ export class ModelLabels {
   private retry: NodeJS.Timeout | null = null;
   private state: ListState = 'unread';
   private engineNoted = false;
+  /** Each upstream's last list read (index as in the config; a failed read keeps the one before). */
+  private lists: string[][] = [];
+  /** Model → the names of the upstreams that list it, from `lists`. */
+  private served = new Map<string, string[]>();
 
   constructor(
     private readonly opts: {
@@ -40,8 +44,10 @@ export class ModelLabels {
       answered?: () => void;
       /** The configured --engine: a list revealing another engine is said once. */
       engine?: string;
+      /** The first upstream's name (its `upstream` label), for upstreamsOf. */
+      name?: string;
       /** The other upstreams (issue 26): the label set is the union of every upstream's list. */
-      others?: { url: string; dispatcher?: Dispatcher }[];
+      others?: { url: string; name?: string; dispatcher?: Dispatcher }[];
     },
   ) {
     if (opts.allowlist.length > 0) this.known = new Set(opts.allowlist.slice(0, MAX_MODELS));
@@ -99,6 +105,14 @@ export class ModelLabels {
     if (this.known.has(model)) return model;
     if (!this.fixed && model !== '' && Date.now() - this.lastFetch > MISS_REFRESH_MIN_MS) void this.refresh();
     return OTHER_MODEL;
+  }
+
+  /**
+   * The upstreams whose /v1/models lists this model label, by name (the bottleneck verdict reads
+   * their engine series and GPUs). Empty: no list names it (an allowlist label, `other`, unread).
+   */
+  upstreamsOf(label: string): readonly string[] {
+    return this.served.get(label) ?? [];
   }
 
   /** The current label set, for tests and /metrics consumers. */
@@ -161,14 +175,26 @@ export class ModelLabels {
 
   private async fetchModels(): Promise<string[]> {
     const others = this.opts.others ?? [];
-    if (others.length === 0) return this.fetchFrom(this.opts.upstream, this.opts.dispatcher, this.opts.answered);
     const lists = await Promise.allSettled([
       this.fetchFrom(this.opts.upstream, this.opts.dispatcher, this.opts.answered),
       ...others.map((o) => this.fetchFrom(o.url, o.dispatcher)),
     ]);
+    this.noteServed(lists);
     const ok = lists.filter((l): l is PromiseFulfilledResult<string[]> => l.status === 'fulfilled');
     if (ok.length === 0) throw (lists[0] as PromiseRejectedResult).reason;
     return [...new Set(ok.flatMap((l) => l.value))];
+  }
+
+  private noteServed(lists: PromiseSettledResult<string[]>[]): void {
+    const names = [this.opts.name ?? this.opts.upstream, ...(this.opts.others ?? []).map((o) => o.name ?? o.url)];
+    lists.forEach((l, i) => {
+      if (l.status === 'fulfilled') this.lists[i] = l.value;
+    });
+    const served = new Map<string, string[]>();
+    this.lists.forEach((ids, i) => {
+      for (const id of ids) served.set(id, [...(served.get(id) ?? []), names[i]!]);
+    });
+    this.served = served;
   }
 
   private async fetchFrom(upstream: string, dispatcher: Dispatcher | undefined, answered?: () => void): Promise<string[]> {

@@ -115,10 +115,10 @@ export class MetricsSide {
     this.upstreamAgent = connect ? new Agent({ connect }) : undefined;
     this.models = new ModelLabels({
       allowlist: config.models, upstream: config.upstream, refreshSeconds: config.modelsRefresh, log,
-      dispatcher: this.upstreamAgent, answered: () => this.health.upstreamAnswered(), engine: config.engine,
+      dispatcher: this.upstreamAgent, answered: () => this.health.upstreamAnswered(), engine: config.engine, name: config.upstreams[0]?.name,
       others: config.upstreams.slice(1).map((u) => {
         const c = upstreamConnectOptions({ ...u, upstream: u.url });
-        return { url: u.url, dispatcher: c ? new Agent({ connect: c }) : undefined };
+        return { url: u.url, name: u.name, dispatcher: c ? new Agent({ connect: c }) : undefined };
       }),
     });
     this.requests = new RequestMetrics(this.registry, config.buckets, config.engine, config.slos, (m) => this.models.label(m), nativeOptionsFrom(config), exemplarPolicyFrom(config), config);
@@ -132,7 +132,7 @@ export class MetricsSide {
     this.guard = new WebGuard(config.webConfigFile ? loadWebConfig(config.webConfigFile) : null);
     this.bottleneck = new BottleneckMonitor({
       registry: this.registry, slos: config.slos, engine: config.engine, intervalSeconds: config.bottleneckInterval, windowSeconds: config.bottleneckWindow, benchLimit: config.bottleneckBenchLimit,
-      labelOf: (m) => this.models.label(m), log,
+      labelOf: (m) => this.models.label(m), log, upstreamsOf: config.upstreams.length > 1 ? (l) => this.models.upstreamsOf(l) : undefined,
     });
     if (this.statusPage) this.statusPage.bottlenecks = this.bottleneck;
   }

@@ -30,6 +30,12 @@ export interface BottleneckOptions {
   windowSeconds: number;
   confirm?: number;
   labelOf: (model: string) => string;
+  /**
+   * The upstreams (their names) whose /v1/models lists a model label (ModelLabels.upstreamsOf):
+   * the model's verdict reads their engine series and GPUs (issue 26). Absent (one upstream),
+   * or empty for a label: the whole machine.
+   */
+  upstreamsOf?: (label: string) => readonly string[];
   /** From --bottleneck-bench: `none` then says how much of that load is in use. */
   benchLimit?: BenchLimit | null;
   log: Logger;
@@ -108,7 +114,7 @@ export class BottleneckMonitor {
     const st = m.window.stats();
     if (st.tpotAlone.length >= MIN_REQUESTS) m.tpotFloor = Math.min(m.tpotFloor ?? Infinity, quantile(st.tpotAlone, 0.5)!);
     const s = modelSignals(st, thresholdsFor(this.opts.slos, label), m.tpotFloor, this.opts.windowSeconds, this.opts.engine);
-    const machine = this.machine.signals(mean(st.ttft));
+    const machine = this.machine.signals(mean(st.ttft), this.opts.upstreamsOf?.(label));
     Object.assign(s.values, machine.values);
     Object.assign(s.basis, machine.basis);
     s.values.proxyLagShare = ratio(s.values.proxyLoopDelayP99, s.values.ttftP50);

@@ -138,6 +138,8 @@ export interface FakeSettings {
   gpmReject: boolean;
   /** The GPU is throttled: by its power limit (pviol, lower SM clock) or for temperature (tviol, lower SM clock). */
   throttle: Throttle;
+  /** The GPU indexes the throttle holds back (FAKE_NVIDIA_SMI_THROTTLE_GPUS="1,3"); null: every GPU. */
+  throttleGpus: number[] | null;
   /** Processes on the GPUs (FAKE_NVIDIA_SMI_COMPUTE_APPS="pid:gpu[:MiB],..."), for --query-compute-apps. */
   computeApps: ComputeApp[];
 }
@@ -152,6 +154,15 @@ function computeApps(spec: string): ComputeApp[] {
 
 export type Throttle = 'none' | 'power' | 'thermal';
 const THROTTLES: readonly Throttle[] = ['none', 'power', 'thermal'];
+
+function indexList(spec: string | undefined): number[] | null {
+  if (spec === undefined) return null;
+  return spec.split(',').map((x) => {
+    const n = Number(x.trim());
+    if (!Number.isInteger(n) || n < 0) throw new UsageError(`FAKE_NVIDIA_SMI_THROTTLE_GPUS: expected GPU indexes separated by commas, got "${spec}"`);
+    return n;
+  });
+}
 
 export function readSettings(env: NodeJS.ProcessEnv): FakeSettings {
   const get = (k: string) => {
@@ -186,6 +197,7 @@ export function readSettings(env: NodeJS.ProcessEnv): FakeSettings {
     faultColumns: get('FAULT_COLUMNS') ?? 'pucm',
     gpmReject: get('GPM_REJECT') === '1',
     throttle,
+    throttleGpus: indexList(get('THROTTLE_GPUS')),
     computeApps: computeApps(get('COMPUTE_APPS') ?? ''),
   };
 }

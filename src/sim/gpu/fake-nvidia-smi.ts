@@ -21,7 +21,7 @@ export async function fakeNvidiaSmi(argv: readonly string[], env: NodeJS.Process
   const inv = parseInvocation(argv);
   const noise = seeded(settings.seed);
   const model = findModel(settings.model);
-  const all = Array.from({ length: settings.gpus }, (_, i) => new SimGpu(i, model, noise, settings.throttle));
+  const all = Array.from({ length: settings.gpus }, (_, i) => new SimGpu(i, model, noise, settings.throttleGpus === null || settings.throttleGpus.includes(i) ? settings.throttle : 'none'));
   const caps = driverCaps(settings.driverVersion, env);
   const ids = inv.kind === 'usage' || inv.kind === 'dmon-help' ? null : inv.ids;
   if (ids) {

@@ -1,0 +1,46 @@
+/**
+ * src/metrics/models.ts: which upstream lists which model (issue 26), the mapping the
+ * bottleneck verdict reads each model's own engine and GPUs through.
+ */
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import { ModelLabels } from '../../../src/metrics/models.js';
+
+const servers: Server[] = [];
+after(() => Promise.all(servers.map((s) => new Promise((r) => s.close(r)))));
+
+/** A /v1/models that answers `lists[n]` on its n-th read (the last one after that), or 500 for null. */
+async function upstream(...lists: (string[] | null)[]): Promise<string> {
+  let n = 0;
+  const server = createServer((_req, res) => {
+    const ids = lists[Math.min(n++, lists.length - 1)];
+    if (ids === null || ids === undefined) return void res.writeHead(500).end();
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: ids.map((id) => ({ id, object: 'model' })) }));
+  });
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+test('upstreamsOf names the upstreams whose list has the model; a list that fails to read keeps its last answer', async () => {
+  const a = await upstream(['model-a', 'shared']);
+  const b = await upstream(['model-b', 'shared'], null);
+  const labels = new ModelLabels({ allowlist: [], upstream: a, name: 'engine-a', refreshSeconds: 3600, log: pino({ level: 'silent' }), others: [{ url: b, name: 'engine-b' }] });
+  await labels.refresh();
+  assert.deepEqual(labels.upstreamsOf('model-a'), ['engine-a']);
+  assert.deepEqual(labels.upstreamsOf('model-b'), ['engine-b']);
+  assert.deepEqual(labels.upstreamsOf('shared'), ['engine-a', 'engine-b']);
+  assert.deepEqual(labels.upstreamsOf('other'), []);
+  await labels.refresh();
+  assert.deepEqual(labels.upstreamsOf('model-b'), ['engine-b'], 'engine-b answered 500: its GPUs are still its own');
+  labels.stop();
+});
+
+test('an allowlist labels without reading any list: no upstream is known, so the verdict reads the whole machine', () => {
+  const labels = new ModelLabels({ allowlist: ['model-a'], upstream: 'http://127.0.0.1:9', refreshSeconds: 3600, log: pino({ level: 'silent' }) });
+  assert.equal(labels.label('model-a'), 'model-a');
+  assert.deepEqual(labels.upstreamsOf('model-a'), []);
+});

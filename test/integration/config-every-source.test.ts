@@ -20,6 +20,10 @@ const certs = makeCerts();
 /** A bench report for --bottleneck-bench (its steps do not matter here). */
 const benchReport = join(mkdtempSync(join(tmpdir(), 'infermeter-every-source-bench-')), 'bench.json');
 writeFileSync(benchReport, JSON.stringify({ schemaVersion: 1, steps: [] }));
+/** A state dir and an exporter-toolkit web config (TLS only) for --state-dir and --web.config.file. */
+const stateDir = mkdtempSync(join(tmpdir(), 'infermeter-every-source-state-'));
+const webConfig = join(stateDir, 'web.yml');
+writeFileSync(webConfig, `tls_server_config:\n  cert_file: ${certs.serverCert}\n  key_file: ${certs.serverKey}\n`);
 
 /** A valid, non-default value for every setting, as typed (flag and env) or written (file). */
 const SAMPLES: Record<string, string> = {
@@ -77,6 +81,9 @@ const SAMPLES: Record<string, string> = {
   bottleneckBench: benchReport,
   bottleneckWindow: '1m',
   ui: 'false',
+  stateDir,
+  classicHistograms: 'false',
+  webConfigFile: webConfig,
 };
 const SECRETS = new Set(['tenantSalt']);
 /** The upstream of the lower sources when a higher one sets it (it has no default). */

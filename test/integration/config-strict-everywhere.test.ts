@@ -22,7 +22,7 @@ test('rules --config with a Prometheus rule file (not an infermeter config) exit
   const r = run(['rules', '--config', `${ROOT}deploy/prometheus/rules.yml`]);
   assert.equal(r.status, 2, r.stdout.slice(0, 200));
   assert.equal(r.stdout, '', 'no rules printed');
-  assert.match(r.stderr, /^infermeter: invalid configuration: --config .*rules\.yml: unknown key\(s\): groups \(expected keys of the flag table, slos or buckets\)\n$/);
+  assert.match(r.stderr, /^infermeter: invalid configuration: --config .*rules\.yml: unknown key\(s\): groups \(expected keys of the flag table, slos, buckets or upstreams\)\n$/);
 });
 
 const bad: [string, string, RegExp][] = [

@@ -2,7 +2,8 @@
  * The tenant as the proxy loop reads it (README, Breakdowns: "`--tenant-header x-tenant-id`
  * takes the tenant from a header (cut to 64 characters); `--tenant-from api-key` takes `key-`
  * and 12 hex characters of HMAC-SHA256(`--tenant-salt`, bearer token) ... Without
- * `--tenant-salt` a fixed, public salt (`infermeter-tenant-v1`) is used"). The expected hashes
+ * `--tenant-salt` infermeter makes a random 256-bit salt on first start and keeps it in
+ * `--state-dir`", so the reader always has a salt: config.ts resolves it). The expected hashes
  * are computed here with node:crypto from that sentence, never with the product's keyHash
  * (issue 29: hashing a constant instead of the key passed every tenant test).
  */
@@ -25,11 +26,13 @@ test('api-key: key- and 12 hex characters of HMAC-SHA256(salt, token), as README
   assert.notEqual(readme('pepper', 'sk-alpha'), readme('sk-alpha', 'pepper'), 'salt and token are not interchangeable');
 });
 
-test('api-key: without a salt the public one from README; a set salt changes every hash', () => {
-  const unsalted = tenantReader({ tenantFrom: 'api-key', tenantHeader: '', tenantSalt: '' });
-  assert.equal(unsalted({ authorization: 'Bearer sk-alpha' }), readme('infermeter-tenant-v1', 'sk-alpha'));
-  const salted = tenantReader({ tenantFrom: 'api-key', tenantHeader: '', tenantSalt: 'x' });
-  assert.notEqual(salted({ authorization: 'Bearer sk-alpha' }), unsalted({ authorization: 'Bearer sk-alpha' }));
+test('api-key: never without a salt (there is no public default); another salt changes every hash', () => {
+  assert.throws(() => tenantReader({ tenantFrom: 'api-key', tenantHeader: '', tenantSalt: '' }), /needs a salt/);
+  const a = tenantReader({ tenantFrom: 'api-key', tenantHeader: '', tenantSalt: 'install-a' });
+  const b = tenantReader({ tenantFrom: 'api-key', tenantHeader: '', tenantSalt: 'install-b' });
+  assert.equal(a({ authorization: 'Bearer sk-alpha' }), readme('install-a', 'sk-alpha'));
+  assert.equal(b({ authorization: 'Bearer sk-alpha' }), readme('install-b', 'sk-alpha'));
+  assert.notEqual(a({ authorization: 'Bearer sk-alpha' }), b({ authorization: 'Bearer sk-alpha' }), 'unlinkable across installations');
 });
 
 test('api-key: the bearer token only, whatever the scheme case and spaces; no token, no tenant', () => {

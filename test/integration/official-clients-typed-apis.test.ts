@@ -26,8 +26,9 @@ before(async () => {
   proxy = await startProxy({ upstream: sim.url, tenantFrom: 'api-key', tenantSalt: SALT });
 });
 after(async () => {
-  await proxy.close();
-  await sim.close();
+  // A failed start must not leave the simulator holding the test file open.
+  await proxy?.close();
+  await sim?.close();
 });
 
 async function settled() {

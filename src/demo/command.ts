@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
-import { request } from 'undici';
+import { Agent, request } from 'undici';
 import { pino } from 'pino';
 import { loadConfigFile, resolveConfig } from '../config.js';
 import { startInfermeter } from '../daemon/main.js';
@@ -83,18 +83,22 @@ async function runDemo(o: DemoOptions): Promise<void> {
   try: curl -s ${metrics} | grep -E '^(gen_ai_server_time_to_first_token|infermeter_gpu_sm|infermeter_engine_kv)'
 `);
 
+  /** The load generator's own connections: destroyed first on stop. */
+  const loadAgent = new Agent({ keepAliveTimeout: 10_000, connections: null });
   let stopping = false;
   const stop = async (code: number, why?: string) => {
     if (stopping) return;
     stopping = true;
     stopWatching();
     clearInterval(summary);
-    // The load is the demo's own: nothing in flight is worth waiting for. The simulator goes
-    // first, so the proxy's streams end at once and its drain (and the fake nvidia-smi children
-    // it stops) takes milliseconds, not --shutdown-timeout. A hard stop backs it up.
+    // The load is the demo's own: nothing in flight is worth waiting for. Its client goes first
+    // (each stream ends as a client abort, which is no warning), so the proxy's drain (and the
+    // fake nvidia-smi children it stops) takes milliseconds, not --shutdown-timeout; the
+    // simulator last, with nothing left to break. A hard stop backs it up.
     setTimeout(() => process.exit(code), HARD_STOP_MS).unref();
-    await sim.close();
+    await loadAgent.destroy().catch(() => undefined);
     await running.close();
+    await sim.close();
     console.log(why ? `demo stopped (${why})` : 'demo stopped');
     process.exit(code);
   };
@@ -113,7 +117,7 @@ async function runDemo(o: DemoOptions): Promise<void> {
     rate = rates[i]!;
     // The offered rate, split over the four generation APIs as a node serving agents sees them.
     await Promise.all(DEMO_MIX.map(([route, share], k) => runLoad({
-      url: proxy, model: 'meta-llama/Llama-3.1-8B-Instruct', route, rate: rate * share, arrivals: 'poisson',
+      url: proxy, model: 'meta-llama/Llama-3.1-8B-Instruct', route, rate: rate * share, arrivals: 'poisson', dispatcher: loadAgent,
       requests: Math.max(1, Math.round(rate * share * stepSeconds)), maxTokens: 128, seed: i * DEMO_MIX.length + k,
     }).catch(() => undefined)));
   }

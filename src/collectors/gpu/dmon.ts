@@ -141,6 +141,7 @@ export interface ParsedDmon {
 /** Parses a whole captured dmon text (tests, replay checks). */
 export function parseDmonText(text: string): ParsedDmon {
   const parser = new DmonParser();
+  // unknownColumns' [] is a placeholder: it is replaced from the parser after the loop.
   const out: ParsedDmon = { samples: [], headers: 0, invalidLines: 0, invalidReasons: [], unknownColumns: [], warnings: [] };
   for (const line of text.split(/\r?\n/)) {
     const ev = parser.line(line);

@@ -54,6 +54,8 @@ export class DmonParser {
   }
 
   private commentLine(text: string): DmonEvent {
+    // `^` cannot matter (mutation testing leaves `/#+/` alive): line() comes here only when the
+    // text starts with '#', so the first run of '#' is the leading one.
     const tokens = text.replace(/^#+/, '').trim().split(/\s+/);
     if (tokens.includes('gpu')) {
       // pmon prints per-process rows under a `gpu pid type ...` header: not per-GPU facts.
@@ -80,6 +82,9 @@ export class DmonParser {
     const tokens = text.split(/\s+/);
     if (tokens.length !== this.header.length) return { kind: 'invalid', reason: `expected ${this.header.length} fields, got ${tokens.length}` };
     const plan = (this.plan ??= this.resolve(this.header, this.units));
+    // A header is one only with a `gpu` column (commentLine), and resolve() always gives it a gpu
+    // slot, so `gpu` is set or the line is invalid before the `gpu < 0` guard below: the guard
+    // (and this -1) stays for a header test that might one day change; no test can reach it.
     let gpu = -1;
     const values = new Map<string, number | null>();
     for (let i = 0; i < plan.length; i++) {
@@ -96,6 +101,8 @@ export class DmonParser {
         continue;
       }
       const n = Number(token);
+      // Number('') is 0, hence the `''` test; no token is empty today (the line is trimmed and
+      // split on runs of whitespace), so mutation testing cannot tell it from `false`.
       if (!Number.isFinite(n) || token === '') return { kind: 'invalid', reason: `${slot.column.column} value "${token}" is not a number` };
       values.set(slot.column.metric, n * slot.column.scale);
     }
@@ -109,6 +116,8 @@ export class DmonParser {
       if (DMON_KEY_COLUMNS.has(name)) return { key: 'skip' };
       const unit = units ? units[i]! : null;
       const column = lookupColumn(name, unit);
+      // dataLine() reads every slot that is neither 'skip' nor 'gpu' as a value, so the key's
+      // literal is not observable (a mutant of it survives).
       if (column) return { key: 'value', column };
       const label = unit === null ? name : `${name} [${unit}]`;
       if (!this.unknownColumns.has(label)) {
@@ -132,6 +141,7 @@ export interface ParsedDmon {
 /** Parses a whole captured dmon text (tests, replay checks). */
 export function parseDmonText(text: string): ParsedDmon {
   const parser = new DmonParser();
+  // unknownColumns' [] is a placeholder: it is replaced from the parser after the loop.
   const out: ParsedDmon = { samples: [], headers: 0, invalidLines: 0, invalidReasons: [], unknownColumns: [], warnings: [] };
   for (const line of text.split(/\r?\n/)) {
     const ev = parser.line(line);

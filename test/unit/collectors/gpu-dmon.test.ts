@@ -198,3 +198,92 @@ test('the 535 driver\'s 4-GPU warning is a warning, not garbage', () => {
   assert.equal(parsed.warnings.length, 1);
   assert.match(parsed.warnings[0]!, /NVSMI_SHOW_ALL_DEVICES=1/);
 });
+
+// Events one line at a time, as the collector sees them (the parseDmonText summary above
+// hides the reasons and the blank/units events).
+test('DmonParser.line: blank, header, units and comment events, and columns before/after a header', () => {
+  const p = new DmonParser();
+  assert.equal(p.columns, null);
+  assert.deepEqual(p.line('   '), { kind: 'blank' });
+  assert.deepEqual(p.line('# Idx W'), { kind: 'invalid', reason: 'comment line that is neither a header nor a units line' });
+  assert.deepEqual(p.line('# gpu    pwr     sm'), { kind: 'header', columns: ['gpu', 'pwr', 'sm'] });
+  assert.deepEqual(p.columns, ['gpu', 'pwr', 'sm']);
+  assert.deepEqual(p.line('# Idx      W'), { kind: 'invalid', reason: 'units line does not match the header' });
+  assert.deepEqual(p.line('# Idx      W      %'), { kind: 'units' });
+  const ev = p.line('    0    100     50');
+  assert.ok(ev.kind === 'sample');
+  assert.deepEqual([...ev.sample.values], [[M.power, 100], [M.sm, 0.5]]);
+});
+
+test('a units line that does not match the header is not used: the columns keep no unit', () => {
+  // pwr under "GiB" would be an unknown column if the short units line were taken.
+  const parsed = parseDmonText('# gpu    pwr     sm\n# Idx    GiB\n    0    100     50\n');
+  assert.deepEqual(parsed.invalidReasons, ['units line does not match the header']);
+  assert.deepEqual(parsed.unknownColumns, []);
+  assert.equal(parsed.samples[0]!.values.get(M.power), 100);
+});
+
+test('a header under several "#" is still a header', () => {
+  const parsed = parseDmonText('## gpu    pwr\n## Idx      W\n    0     70\n');
+  assert.equal(parsed.headers, 1);
+  assert.equal(parsed.invalidLines, 0);
+  assert.equal(parsed.samples[0]!.values.get(M.power), 70);
+});
+
+test('invalid lines say why', () => {
+  const parsed = parseDmonText([
+    '    0    100',
+    '# gpu    pwr',
+    '    0    100     7',
+    '   0x    100',
+    '   x0    100',
+    '    0    1e',
+    '    0    Infinity',
+  ].join('\n'));
+  assert.deepEqual(parsed.invalidReasons, [
+    'sample before any header',
+    'expected 2 fields, got 3',
+    'gpu index "0x" is not a number',
+    'gpu index "x0" is not a number',
+    'pwr value "1e" is not a number',
+    'pwr value "Infinity" is not a number',
+  ]);
+  assert.equal(parsed.samples.length, 0);
+});
+
+test('GPU indexes of two digits (NVSMI_SHOW_ALL_DEVICES=1 shows up to 16 GPUs)', () => {
+  const parsed = parseDmonText('# gpu    pwr\n# Idx      W\n   12     70\n');
+  assert.equal(parsed.invalidLines, 0);
+  assert.equal(parsed.samples[0]!.gpu, 12);
+});
+
+test('"n/a" is no value too', () => {
+  const parsed = parseDmonText('# gpu    pwr  mtemp\n# Idx      W      C\n    0     70    n/a\n');
+  assert.equal(parsed.invalidLines, 0);
+  assert.equal(parsed.samples[0]!.values.get(M.mtemp), null);
+});
+
+test('only a line that starts with WARNING: is a driver warning', () => {
+  const parsed = parseDmonText('Failed to read: WARNING: something\n');
+  assert.deepEqual(parsed.warnings, []);
+  assert.equal(parsed.invalidLines, 1);
+});
+
+test('docs/gpu.md: the GPM PCIe figure wins when both report; a GPM "-" leaves the -s t figure', () => {
+  const parsed = parseDmonText([
+    '# gpu  rxpci      pcirx',
+    '# Idx   MB/s   GPM:MB/s',
+    '    0     44          -',
+    '    0     45         50',
+  ].join('\n'));
+  assert.equal(parsed.invalidLines, 0);
+  assert.equal(parsed.samples[0]!.values.get(M.rx), 44e6);
+  assert.equal(parsed.samples[1]!.values.get(M.rx), 50 * MIB);
+});
+
+test('parseDmonText lists unknown columns (without a units line, by name alone) and no warnings when there are none', () => {
+  const parsed = parseDmonText('# gpu    pwr  frobs\n    0     70      3\n');
+  assert.deepEqual(parsed.unknownColumns, ['frobs']);
+  assert.deepEqual(parsed.warnings, []);
+  assert.deepEqual([...parsed.samples[0]!.values.keys()], [M.power]);
+});

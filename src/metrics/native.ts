@@ -53,6 +53,7 @@ export function schemaForFactor(factor: number): number {
  * For schema s > 0: bounds[s][j] = 2^(j/2^s - 1), j = 0..2^s-1, the lower fractions of the
  * sub-buckets of one power of two, against which a frexp fraction (in [0.5, 1)) is searched.
  */
+// Equivalent mutant: an initial element only fills index 0, which no schema (1..8) reads.
 const FRACTION_BOUNDS: Float64Array[] = [];
 for (let s = 1; s <= MAX_SCHEMA; s++) {
   const n = 1 << s;
@@ -64,6 +65,7 @@ for (let s = 1; s <= MAX_SCHEMA; s++) {
 // frexp without allocation: the exponent and mantissa straight from the IEEE-754 bits.
 const f64 = new Float64Array(1);
 const u32 = new Uint32Array(f64.buffer);
+// `true` for the test is equivalent on little-endian hosts (x64, arm64: HI is 1 there); only a big-endian one tells.
 const HI = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 1 : 0;
 
 /**
@@ -90,7 +92,7 @@ export function bucketIndex(v: number, schema: number): number {
   }
   // frac == 0.5 exactly: v is a power of two, the upper bound of bucket exp-1.
   const key = (hi & 0x000fffff) === 0 && u32[1 - HI] === 0 ? exp - 1 : exp;
-  if (schema === 0) return key;
+  if (schema === 0) return key; // a shortcut: with shift 0 the line below gives key too (equivalent mutant)
   const shift = -schema;
   return (key + (1 << shift) - 1) >> shift;
 }
@@ -171,12 +173,12 @@ export class NativeSeries {
   }
 
   private place(v: number): void {
-    const abs = v < 0 ? -v : v;
+    const abs = v < 0 ? -v : v; // `<=`: only 0 differs (abs -0 or 0), in the zero bucket either way
     if (abs <= this.zeroThreshold) {
       this.zeroCount++;
       return;
     }
-    const map = v > 0 ? this.positive : this.negative;
+    const map = v > 0 ? this.positive : this.negative; // `>=`: v is never 0 here (zeroThreshold >= 0)
     const i = bucketIndex(abs, this.schema);
     map.set(i, (map.get(i) ?? 0) + 1);
   }
@@ -210,10 +212,14 @@ export class NativeSeries {
 
   /** Moves the bucket nearest zero (either sign) into the zero bucket, if the threshold may grow that far. */
   private widenZeroBucket(): boolean {
+    // A shortcut (removing it, or `>`, is equivalent): every populated bucket's upper bound is above
+    // zeroThreshold, so at or past the maximum the threshold test below refuses anyway.
     if (this.zeroThreshold >= this.opts.maxZeroThreshold) return false;
     let nearest = Infinity;
+    // `<=` for `<` (both loops) is equivalent: a tie keeps the same key.
     for (const k of this.positive.keys()) if (k < nearest) nearest = k;
     for (const k of this.negative.keys()) if (k < nearest) nearest = k;
+    // Unreachable (equivalent mutants): limit() runs only with more buckets than maxBuckets >= 1.
     if (nearest === Infinity) return false;
     const threshold = bucketUpperBound(nearest, this.schema);
     if (threshold > this.opts.maxZeroThreshold) return false;

@@ -165,3 +165,178 @@ test('a million values over 12 decades never exceed 160 buckets per series', () 
   assert.equal(resetting.schema, 3, 'a reset starts over at the configured schema');
   assert.ok(resetting.count < 1000);
 });
+
+// ---- Issue 29: the mutants the tests above let survive (docs/mutation-testing.md). Expected
+// values are worked by hand from the definition: bucket i holds (base^(i-1), base^i],
+// base = 2^(2^-schema).
+
+test('a bad bucket factor is refused with a message that names it', () => {
+  assert.throws(() => schemaForFactor(0.5), /bucket factor must be a number above 1, got 0\.5/);
+  assert.throws(() => schemaForFactor(Number.NaN), /got NaN/);
+});
+
+test('the clock is Unix seconds: the default clock and the created timestamp, at start and after a reset', () => {
+  const nowSeconds = Date.now() / 1000;
+  assert.ok(Math.abs(DEFAULT_NATIVE.now() - nowSeconds) < 60, `DEFAULT_NATIVE.now() = ${DEFAULT_NATIVE.now()}`);
+  const s = series();
+  assert.ok(Math.abs(s.snapshot().createdSeconds - nowSeconds) < 60, `created ${s.snapshot().createdSeconds}`);
+  s.observe(1);
+  s.reset();
+  assert.ok(Math.abs(s.snapshot().createdSeconds - nowSeconds) < 60, `created after reset ${s.snapshot().createdSeconds}`);
+  assert.equal(s.count, 0);
+});
+
+test('NaN and ±Inf are not observations; sum is the sum of what was observed', () => {
+  const s = series();
+  s.observe(Number.NaN);
+  s.observe(Infinity);
+  s.observe(-Infinity);
+  assert.equal(s.count, 0);
+  assert.equal(s.sum, 0);
+  assert.equal(s.buckets, 0);
+  s.observe(1.5);
+  s.observe(-0.25);
+  s.observe(4);
+  assert.equal(s.count, 3);
+  assert.equal(s.sum, 5.25);
+});
+
+test('buckets counts the populated buckets of both signs', () => {
+  const s = series();
+  s.observe(1); // bucket 0
+  s.observe(-1); // negative bucket 0
+  s.observe(-2); // negative bucket 8 (schema 3: 2 = 2^(8/8))
+  assert.equal(s.buckets, 3);
+  assert.deepEqual([...s.negative].sort((a, b) => a[0] - b[0]), [[0, 1], [8, 1]]);
+});
+
+test('exemplars: none without a trace id; the latest four, oldest first, with value and timestamp', () => {
+  const s = series();
+  s.observe(1);
+  assert.equal(s.exemplars, null, 'no trace id: no exemplar');
+  for (let i = 0; i < 6; i++) s.observe(i + 0.5, `trace${i}`, 1000 + i);
+  assert.deepEqual(s.exemplars, [
+    { traceId: 'trace2', value: 2.5, timestamp: 1002 },
+    { traceId: 'trace3', value: 3.5, timestamp: 1003 },
+    { traceId: 'trace4', value: 4.5, timestamp: 1004 },
+    { traceId: 'trace5', value: 5.5, timestamp: 1005 },
+  ]);
+  const t = series();
+  t.observe(0.5, 'only', 7);
+  t.observe(0.75);
+  assert.deepEqual(t.exemplars, [{ traceId: 'only', value: 0.5, timestamp: 7 }]);
+});
+
+test('the bucket limit is a limit: at it, a due reset does not happen; past it, it does', () => {
+  let now = 1000; // a clock that does not start at 0
+  const s = series({ maxBuckets: 4, minResetSeconds: 60, now: () => now });
+  now = 1100; // a reset is due from here on
+  for (const v of [1, 2, 4, 8]) s.observe(v); // buckets 0, 8, 16, 24: four, at the limit
+  assert.equal(s.resets, 0, 'at the limit: no reset');
+  assert.equal(s.count, 4);
+  assert.equal(s.buckets, 4);
+  s.observe(1); // an existing bucket: still four
+  assert.equal(s.resets, 0);
+  assert.equal(s.count, 5);
+  s.observe(16); // bucket 32: five, one past the limit
+  assert.equal(s.resets, 1);
+  assert.deepEqual([...s.positive], [[32, 1]]);
+  assert.equal(s.count, 1);
+});
+
+test('the minimum reset duration counts from the last reset, on a clock that does not start at 0', () => {
+  let now = 1000;
+  const s = series({ maxBuckets: 2, minResetSeconds: 60, maxZeroThreshold: 0, now: () => now });
+  now = 1030; // 30 s lived: under the 60 s minimum
+  for (const v of [1, 2, 4]) s.observe(v); // three buckets: over the limit, no reset due
+  assert.equal(s.resets, 0);
+  assert.equal(s.count, 3);
+  assert.ok(s.schema < 3, 'the schema dropped instead');
+  now = 1061;
+  s.observe(1024);
+  assert.equal(s.resets, 1, 'due after 60 s');
+});
+
+test('negative buckets count toward the limit', () => {
+  const s = series({ maxBuckets: 4, minResetSeconds: 0, maxZeroThreshold: 0 });
+  // schema 3: 1 → 0, 2 → 8; −1 → 0, −2 → 8, −4 → 16: five buckets, one past the limit.
+  for (const v of [1, 2, -1, -2, -4]) s.observe(v);
+  assert.ok(s.buckets <= 4, `${s.buckets} buckets`);
+  // Halving until it fits: schema 3 → 2 → ... keeps 0 and the powers of two apart until
+  // schema −1 (base 4): 1 → 0, 2 → 1, 4 → 1, so positive {0, 1} and negative {0, 1}.
+  assert.equal(s.schema, -1);
+  assert.deepEqual([...s.positive].sort((a, b) => a[0] - b[0]), [[0, 1], [1, 1]]);
+  assert.deepEqual([...s.negative].sort((a, b) => a[0] - b[0]), [[0, 1], [1, 2]]);
+  const neg = series({ maxBuckets: 2, minResetSeconds: 0, maxZeroThreshold: 0 });
+  for (const v of [-1, -2, -4]) neg.observe(v); // negative only: 0, 8, 16 at schema 3
+  assert.ok(neg.buckets <= 2, `${neg.buckets} buckets`);
+  assert.equal(neg.count, 3);
+});
+
+test('halving repeats until the buckets fit: buckets two apart need two halvings', () => {
+  const s = series({ maxBuckets: 4, minResetSeconds: 0, maxZeroThreshold: 0 });
+  // Schema 3 buckets 0, 2, 4, 6, 8, each value mid-bucket: 2^((i - ½)/8). One halving
+  // (schema 2) maps them to 0, 1, 2, 3, 4, still five; a second (schema 1, base √2) to 0, 1, 1, 2, 2.
+  for (const i of [0, 2, 4, 6, 8]) s.observe(2 ** ((i - 0.5) / 8));
+  assert.equal(s.schema, 1);
+  // By the definition at schema 1: 2^(-1/16) ∈ (2^-½, 1] → 0; 2^(3/16), 2^(7/16) ∈ (1, 2^½] → 1;
+  // 2^(11/16), 2^(15/16) ∈ (2^½, 2] → 2.
+  assert.deepEqual([...s.positive].sort((a, b) => a[0] - b[0]), [[0, 1], [1, 2], [2, 2]]);
+});
+
+test('the schema never drops below −4 (the spec\'s least); past it the limit is exceeded', () => {
+  const s = series({ schema: -4, maxBuckets: 2, minResetSeconds: 0, maxZeroThreshold: 0 });
+  // Schema −4, base 2^16: 1 → 0, 2^20 → ⌈20/16⌉ = 2, 2^40 → ⌈40/16⌉ = 3.
+  for (const v of [1, 2 ** 20, 2 ** 40]) s.observe(v);
+  assert.equal(s.schema, -4);
+  assert.deepEqual([...s.positive].sort((a, b) => a[0] - b[0]), [[0, 1], [2, 1], [3, 1]]);
+  assert.equal(s.snapshot().schema, -4);
+});
+
+test('the zero bucket widens to the nearest bucket of either sign, up to and including the maximum', () => {
+  // Nearest zero is a positive bucket, the negatives come after it.
+  const a = series({ maxBuckets: 3, minResetSeconds: 0, maxZeroThreshold: 1e-3 });
+  for (const v of [1e-5, -0.1, -0.2, -0.4]) a.observe(v);
+  assert.equal(a.schema, 3);
+  assert.equal(a.zeroCount, 1);
+  assert.equal(a.zeroThreshold, bucketUpperBound(bucketIndex(1e-5, 3), 3));
+  assert.equal(a.positive.size, 0);
+  assert.equal(a.negative.size, 3);
+  // Nearest zero is a negative bucket.
+  const b = series({ maxBuckets: 3, minResetSeconds: 0, maxZeroThreshold: 1e-3 });
+  for (const v of [0.1, -1e-5, 0.2, 0.4]) b.observe(v);
+  assert.equal(b.schema, 3);
+  assert.equal(b.zeroCount, 1);
+  assert.equal(b.negative.size, 0);
+  assert.equal(b.positive.size, 3);
+  // A threshold exactly at the maximum is allowed: 2^-10 is the upper bound of bucket −80 at schema 3.
+  const c = series({ maxBuckets: 2, minResetSeconds: 0, maxZeroThreshold: 2 ** -10 });
+  for (const v of [2 ** -10, 1, 2]) c.observe(v);
+  assert.equal(c.schema, 3);
+  assert.equal(c.zeroThreshold, 2 ** -10);
+  assert.equal(c.zeroCount, 1);
+  assert.deepEqual([...c.positive].sort((x, y) => x[0] - y[0]), [[0, 1], [8, 1]]);
+});
+
+test('spans: the empty span only when there are no buckets at all; keys sorted whatever the order observed', () => {
+  const pos = series();
+  pos.observe(1);
+  assert.deepEqual(pos.snapshot().positiveSpans, [{ offset: 0, length: 1 }]);
+  assert.deepEqual(pos.snapshot().negativeSpans, []);
+  const neg = series();
+  neg.observe(-1);
+  assert.deepEqual(neg.snapshot().positiveSpans, [], 'negative buckets only: no positive span');
+  assert.deepEqual(neg.snapshot().negativeSpans, [{ offset: 0, length: 1 }]);
+  // Keys 5, -3, 4 inserted in that order: sorted -3, 4, 5; the second span starts 4 - (-3) - 1 = 6 after the first.
+  const { spans, deltas } = spansOf(new Map([[5, 1], [-3, 2], [4, 1]]));
+  assert.deepEqual(spans, [{ offset: -3, length: 1 }, { offset: 6, length: 2 }]);
+  assert.deepEqual(deltas, [2, -1, 0]);
+  const s = series();
+  s.observe(2); // bucket 8
+  s.observe(2);
+  s.observe(0.5); // bucket -8
+  s.observe(1); // bucket 0
+  const snap = s.snapshot();
+  assert.deepEqual(snap.positiveSpans, [{ offset: -8, length: 1 }, { offset: 7, length: 1 }, { offset: 7, length: 1 }]);
+  assert.deepEqual(snap.positiveDeltas, [1, 0, 1]);
+});

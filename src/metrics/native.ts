@@ -58,7 +58,7 @@ const FRACTION_BOUNDS: Float64Array[] = [];
 for (let s = 1; s <= MAX_SCHEMA; s++) {
   const n = 1 << s;
   const b = new Float64Array(n);
-  for (let j = 0; j < n; j++) b[j] = 2 ** (j / n - 1);
+  for (let j = 0; j < n; j++) b[j] = 2 ** (j / n - 1); // `j <= n`: a Float64Array ignores the write past its end (equivalent mutant)
   FRACTION_BOUNDS[s] = b;
 }
 

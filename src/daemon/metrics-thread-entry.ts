@@ -7,6 +7,7 @@ import { createLogger } from '../lib/log.js';
 import { MetricsSide, type ReloadPlan, type ReloadResult } from '../side/side.js';
 import type { ProxyState } from '../side/health.js';
 import type { WireBatch } from '../record/record.js';
+import type { ModelLists } from '../record/model-lists.js';
 import type { ProxyLoopSample } from '../record/loop.js';
 
 export type ToWorker =
@@ -26,7 +27,9 @@ export type FromWorker =
   /** POST /-/reload reached the listener: the parent resolves it and sends a reload with this `ask`. */
   | { type: 'reload-request'; ask: number; trigger: string }
   /** A reload's result (whatever asked for it): the parent applies the log level and tells its workers. */
-  | { type: 'reloaded'; id: number; result: ReloadResult };
+  | { type: 'reloaded'; id: number; result: ReloadResult }
+  /** Several upstreams: each one's model list changed (or was read for the first time); the proxy loops route by it. */
+  | { type: 'models'; lists: ModelLists };
 
 const config = workerData as Config;
 /** Nice value of the metrics thread: below every normal process, far from the lowest (19). */
@@ -35,6 +38,7 @@ const log = createLogger(config.logLevel).child({ thread: 'metrics' });
 yieldToProxy();
 const side = new MetricsSide(config, log);
 const port = parentPort!;
+side.onModelLists = (lists) => port.postMessage({ type: 'models', lists } satisfies FromWorker);
 /** POST /-/reload requests waiting for the parent's plan, by their `ask` id. */
 const asked = new Map<number, (r: ReloadResult) => void>();
 let askSeq = 0;

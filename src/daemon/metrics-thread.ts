@@ -13,6 +13,7 @@ import { BatchingSink } from '../record/sink.js';
 import type { FromWorker, ToWorker } from './metrics-thread-entry.js';
 import type { ReloadResult } from '../side/side.js';
 import { Reloader } from './reload.js';
+import type { ModelLists } from '../record/model-lists.js';
 
 /** The metrics thread of this process: owns the metrics side (side.ts) and its listener. */
 export class MetricsWorker {
@@ -23,6 +24,9 @@ export class MetricsWorker {
   readonly ready: Promise<number>;
   /** Every reload's result (SIGHUP or POST /-/reload), once the metrics side has applied it. */
   onReloaded: ((result: ReloadResult) => void) | null = null;
+  /** The upstreams' model lists as the metrics side last read them (several upstreams only), and who routes by them. */
+  private modelLists: ModelLists | null = null;
+  private readonly listReaders: ((lists: ModelLists) => void)[] = [];
 
   constructor(config: Config) {
     this.reloader = new Reloader(config);
@@ -30,6 +34,10 @@ export class MetricsWorker {
     this.worker.unref();
     this.worker.on('message', (msg: FromWorker) => {
       if (msg.type === 'reload-request') this.send(msg.trigger, msg.ask);
+      else if (msg.type === 'models') {
+        this.modelLists = msg.lists;
+        for (const read of this.listReaders) read(msg.lists);
+      }
       else if (msg.type === 'reloaded') {
         this.reloading.get(msg.id)?.(msg.result);
         this.reloading.delete(msg.id);
@@ -62,6 +70,12 @@ export class MetricsWorker {
     const id = ++this.reloadSeq;
     this.post({ type: 'reload', id, trigger, plan: this.reloader.plan(), ...(ask === undefined ? {} : { ask }) });
     return id;
+  }
+
+  /** Calls `read` with every model list the metrics side reads from now on, and with the latest one at once if there is one. */
+  onModelLists(read: (lists: ModelLists) => void): void {
+    this.listReaders.push(read);
+    if (this.modelLists) read(this.modelLists);
   }
 
   /** A sink for a proxy loop in this process. */

@@ -2,7 +2,8 @@
  * The metrics side: the composition root of everything that runs in the metrics thread. It
  * takes each proxy loop's batches (sources.ts), labels and judges their records once
  * (metrics/batch.ts) and hands the judged batch to every consumer of the table (consumers.ts);
- * it runs the collectors, polls the upstreams' model lists (metrics/models.ts), applies the
+ * it runs the collectors, polls the upstreams' model lists for itself and for the proxy loops'
+ * routing (metrics/models.ts), applies the
  * reloads it is handed (reload.ts) and serves the metrics listener (listener.ts). It runs in a
  * worker thread so that rendering /metrics (tens of ms for a large registry) and collector
  * work never stall a stream on the proxy's event loop. It reads SideOptions, never Config
@@ -13,6 +14,7 @@ import { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import { upstreamConnectOptions } from '../lib/tls.js';
 import type { RequestRecord, WireBatch } from '../record/record.js';
+import type { ModelLists } from '../record/model-lists.js';
 import { CollectorRunner } from '../collectors/runner.js';
 import { COLLECTORS } from '../collectors/index.js';
 import { ProxyLoopMetrics } from '../collectors/host/proxy-loop.js';
@@ -59,6 +61,8 @@ export class MetricsSide {
    * with what the reload did; set by the thread's entry point.
    */
   askReload: (trigger: string) => Promise<ReloadResult> = () => Promise.resolve({ ok: false, error: 'reload is not wired to this metrics side' });
+  /** Several upstreams: each one's model list, for the proxy loops' routing (set by the thread's entry point). */
+  onModelLists: ((lists: ModelLists) => void) | null = null;
 
   constructor(
     private readonly options: SideOptions,
@@ -75,6 +79,7 @@ export class MetricsSide {
         const c = upstreamConnectOptions({ ...u, upstream: u.url });
         return { url: u.url, name: u.name, dispatcher: c ? new Agent({ connect: c }) : undefined };
       }),
+      onLists: (lists) => this.onModelLists?.(lists),
     });
     this.collectors = new CollectorRunner(this.registry, options, log);
     this.proxyLoop = new ProxyLoopMetrics(this.registry);

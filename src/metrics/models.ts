@@ -131,9 +131,11 @@ export class ModelLabels {
 
   /**
    * The upstreams whose /v1/models lists this model label, by name (the bottleneck verdict reads
-   * their engine series and GPUs). Empty: no list names it (an allowlist label, `other`, unread).
+   * their engine series and GPUs). Empty: no list names it (`other`, unread), or an allowlist labels.
    */
   upstreamsOf(label: string): readonly string[] {
+    // Under --models the labels come from no list (docs/bottleneck.md): the lists read for routing do not tie them to upstreams.
+    if (this.fixed) return [];
     return this.served.get(label) ?? [];
   }
 

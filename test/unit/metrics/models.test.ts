@@ -62,6 +62,7 @@ test('several upstreams: the one poller hands each one\'s entries on after the f
   assert.deepEqual(handed.at(-1), [['model-a', 'model-c'], ['model-b']], 'a change is handed on; engine-b still keeps its last list');
   assert.equal(handed.length, 2);
   assert.equal(labels.label('model-c'), 'other', 'the allowlist alone decides the labels');
+  assert.deepEqual(labels.upstreamsOf('model-a'), [], 'and ties none to an upstream: the verdict reads the whole machine (docs/bottleneck.md)');
   labels.stop();
 });
 

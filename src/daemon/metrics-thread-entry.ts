@@ -57,10 +57,11 @@ port.on('message', (msg: ToWorker) => {
   else if (msg.type === 'reload') {
     const result = side.applyReload(msg.plan, msg.trigger);
     port.postMessage({ type: 'reloaded', id: msg.id, result } satisfies FromWorker);
-    if (msg.ask !== undefined) asked.get(msg.ask)?.(result);
-    if (msg.ask !== undefined) asked.delete(msg.ask);
-  }
-  else if (msg.type === 'source-exit') side.sourceExited(msg.source);
+    if (msg.ask !== undefined) {
+      asked.get(msg.ask)?.(result);
+      asked.delete(msg.ask);
+    }
+  } else if (msg.type === 'source-exit') side.sourceExited(msg.source);
   else if (msg.type === 'close') {
     void side.close().then(() => {
       port.postMessage({ type: 'closed' } satisfies FromWorker);

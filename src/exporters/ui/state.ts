@@ -1,8 +1,8 @@
 /**
  * The status page's state on the metrics side: per model rings (model-state.ts) fed by the
  * request records, and once a second the collectors' latest values, read from the machine
- * snapshot (collectors/snapshot.ts), into a 15-minute ring. Nothing here runs on the proxy's loop, and every
- * structure has a fixed size: models are bounded by the model label (models.ts), GPUs by
+ * snapshot (collectors/snapshot.ts), into a 15-minute ring. Nothing here runs on the proxy's
+ * loop, and every structure has a fixed size: models are bounded by the model label (models.ts), GPUs by
  * MAX_GPUS, and a model that sent nothing for an hour is dropped.
  */
 import type { RequestRecord } from '../../record/record.js';
@@ -130,7 +130,9 @@ export class StatusState {
 
   private readMachine(second: number, now: number): void {
     const machine = this.opts.machine.read();
-    const [gpus, engine, collectors] = [readGpus(machine), readEngine(machine), readCollectors(machine)];
+    const gpus = readGpus(machine);
+    const engine = readEngine(machine);
+    const collectors = readCollectors(machine);
     this.gpus = gpus;
     this.collectors = collectors;
     const hasEngine = Object.values(engine).some((v) => v !== null);

@@ -2,8 +2,8 @@
  * The status page's state on the metrics side: per model rings (model-state.ts) fed by the
  * request records, and once a second the collectors' latest values, read from the machine
  * snapshot (collectors/snapshot.ts), into a 15-minute ring. Nothing here runs on the proxy's
- * loop, and every structure has a fixed size: models are bounded by the model label (models.ts), GPUs by
- * MAX_GPUS, and a model that sent nothing for an hour is dropped.
+ * loop, and every structure has a fixed size: models are bounded by the model label
+ * (models.ts), GPUs by MAX_GPUS, and a model that sent nothing for an hour is dropped.
  */
 import type { RequestRecord } from '../../record/record.js';
 import { judge, type Verdict } from '../../slo/judge.js';

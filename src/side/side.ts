@@ -123,15 +123,15 @@ export class MetricsSide {
     });
     this.requests = new RequestMetrics(this.registry, config.buckets, config.engine, config.slos, (m) => this.models.label(m), nativeOptionsFrom(config), exemplarPolicyFrom(config), config);
     this.collectors = new CollectorRunner(this.registry, config, log);
-    this.proxyLoop = new ProxyLoopMetrics(this.registry);
+    this.proxyLoop = new ProxyLoopMetrics(this.registry, this.collectors.machine);
     this.otlp = startOtlp(config, log, (m) => this.models.label(m));
     this.reloads = new ReloadMetrics(this.registry);
     this.trail = new RequestTrail(config, log, (m) => this.models.label(m));
-    this.statusPage = config.ui ? new StatusPage({ registry: this.registry, slos: config.slos, log, labelOf: (m) => this.models.label(m) }) : null;
+    this.statusPage = config.ui ? new StatusPage({ machine: this.collectors.machine, slos: config.slos, log, labelOf: (m) => this.models.label(m) }) : null;
     if (this.statusPage) this.statusPage.slowRequests = slowLogProvider(this.trail.slowLog);
     this.guard = new WebGuard(config.webConfigFile ? loadWebConfig(config.webConfigFile) : null);
     this.bottleneck = new BottleneckMonitor({
-      registry: this.registry, slos: config.slos, engine: config.engine, intervalSeconds: config.bottleneckInterval, windowSeconds: config.bottleneckWindow, benchLimit: config.bottleneckBenchLimit,
+      registry: this.registry, machine: this.collectors.machine, slos: config.slos, engine: config.engine, intervalSeconds: config.bottleneckInterval, windowSeconds: config.bottleneckWindow, benchLimit: config.bottleneckBenchLimit,
       labelOf: (m) => this.models.label(m), log, upstreamsOf: config.upstreams.length > 1 ? (l) => this.models.upstreamsOf(l) : undefined,
     });
     if (this.statusPage) this.statusPage.bottlenecks = this.bottleneck;

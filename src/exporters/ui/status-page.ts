@@ -4,13 +4,13 @@
  * `/api/v1/status` (its one JSON endpoint, docs/status-page.md). Read-only: GET and HEAD.
  *
  * MetricsSide hands it every record batch (ingest) and one router call (handle); it keeps
- * its own 1 s timer, unref'd, to close chart seconds and read the collectors' gauges.
+ * its own 1 s timer, unref'd, to close chart seconds and read the machine snapshot.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
+import type { MachineReader } from '../../collectors/snapshot.js';
 import type { SloConfig } from '../../slo/config.js';
 import type { RecordBatch } from '../../metrics/batch.js';
 import { StatusState } from './state.js';
@@ -51,7 +51,8 @@ const ASSETS: Record<string, Asset> = {
 const PAGE = text(PAGE_HTML);
 
 export interface StatusPageOptions {
-  registry: Registry;
+  /** What the collectors last read (CollectorRunner.machine). */
+  machine: MachineReader;
   slos: SloConfig;
   log: Logger;
   /** The model label of a raw model name (ModelLabels.label): the page's models are /metrics' models. */
@@ -68,7 +69,7 @@ export class StatusPage {
   private timer: NodeJS.Timeout | null = null;
 
   constructor(private readonly opts: StatusPageOptions) {
-    this.state = new StatusState({ slos: opts.slos, registry: opts.registry, now: opts.now });
+    this.state = new StatusState({ slos: opts.slos, machine: opts.machine, now: opts.now });
   }
 
   ingest(batch: RecordBatch): void {

@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { MachineReader } from '../collectors/snapshot.js';
 import type { BatchConsumer } from '../metrics/consumer.js';
 import type { ModelLabels } from '../metrics/models.js';
 import type { SideOptions } from './options.js';
@@ -12,6 +13,8 @@ import type { SideOptions } from './options.js';
 /** What a consumer gets to work with. The registry is passed in: no global singletons. */
 export interface ConsumerContext {
   registry: Registry;
+  /** What the collectors last read (collectors/snapshot.ts): every reader of GPU, engine and host state. */
+  machine: MachineReader;
   options: SideOptions;
   log: Logger;
   /** The model label set, and which upstreams list each label (bottleneck attribution). */

@@ -33,8 +33,8 @@ export const CONSUMERS: readonly ConsumerEntry[] = [
   {
     name: 'bottleneck',
     enabled: () => true,
-    create: ({ registry, options: o, log, models }) => new BottleneckMonitor({
-      registry, slos: o.slos, engine: o.engine, intervalSeconds: o.bottleneckInterval, windowSeconds: o.bottleneckWindow, benchLimit: o.bottleneckBenchLimit, log,
+    create: ({ registry, machine, options: o, log, models }) => new BottleneckMonitor({
+      registry, machine, slos: o.slos, engine: o.engine, intervalSeconds: o.bottleneckInterval, windowSeconds: o.bottleneckWindow, benchLimit: o.bottleneckBenchLimit, log,
       upstreamsOf: o.upstreams.length > 1 ? (label) => models.upstreamsOf(label) : undefined,
     }),
   },
@@ -42,8 +42,8 @@ export const CONSUMERS: readonly ConsumerEntry[] = [
     // The status page and /api/v1/status; it shows the trail's slow requests and the bottleneck verdicts.
     name: 'ui',
     enabled: (o) => o.ui,
-    create: ({ registry, options, log, earlier }) => {
-      const page = new StatusPage({ registry, slos: options.slos, log });
+    create: ({ machine, options, log, earlier }) => {
+      const page = new StatusPage({ machine, slos: options.slos, log });
       const trail = earlier(RequestTrail);
       if (trail) page.slowRequests = slowLogProvider(trail.slowLog);
       page.bottlenecks = earlier(BottleneckMonitor) ?? null;

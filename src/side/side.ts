@@ -82,7 +82,7 @@ export class MetricsSide {
       onLists: (lists) => this.onModelLists?.(lists),
     });
     this.collectors = new CollectorRunner(this.registry, options, log);
-    this.proxyLoop = new ProxyLoopMetrics(this.registry);
+    this.proxyLoop = new ProxyLoopMetrics(this.registry, this.collectors.machine);
     this.reloads = new ReloadMetrics(this.registry);
     this.sources = new Sources(this.health, log);
     this.consumers = this.makeConsumers();
@@ -98,7 +98,7 @@ export class MetricsSide {
   private makeConsumers(): BatchConsumer[] {
     const made: BatchConsumer[] = [];
     const ctx = {
-      registry: this.registry, options: this.options, log: this.log, models: this.models,
+      registry: this.registry, machine: this.collectors.machine, options: this.options, log: this.log, models: this.models,
       earlier: <T extends BatchConsumer>(kind: abstract new (...args: never[]) => T) => made.find((c): c is T => c instanceof kind),
     };
     for (const entry of CONSUMERS) {

@@ -87,7 +87,7 @@ test('the status JSON validates against its schema and agrees with /metrics', { 
   assert.equal(slo(strict, 'ttft').attainment5m, 0);
   assert.equal(slo(strict, 'ttft').burnRate5m, 100, 'all bad with a 1% budget: 100× burn');
   assert.equal(slo(strict, 'ttft').judged1h, 3);
-  // The collectors' gauges, read back from the registry.
+  // The collectors' figures, as /metrics shows them (the page reads them from the machine snapshot).
   for (const g of doc.gpus) {
     assert.ok(samples.some((x) => x.name === 'infermeter_gpu_sm_utilization_ratio' && x.labels['gpu'] === g.gpu), `GPU ${g.gpu} in /metrics`);
     assert.ok(g.utilization! >= 0 && g.utilization! <= 1, JSON.stringify(g));

@@ -5,13 +5,13 @@
  *
  * A consumer of judged batches (side/consumers.ts): the metrics side hands it every batch and
  * every reload's SLOs, and registers its routes on the metrics listener; it keeps its own 1 s
- * timer, unref'd, to close chart seconds and read the collectors' gauges.
+ * timer, unref'd, to close chart seconds and read the machine snapshot (collectors/snapshot.ts).
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
+import type { MachineReader } from '../../collectors/snapshot.js';
 import type { SloConfig } from '../../slo/config.js';
 import type { JudgedBatch } from '../../metrics/batch.js';
 import type { BatchConsumer, Routes } from '../../metrics/consumer.js';
@@ -54,7 +54,8 @@ const ASSETS: Record<string, Asset> = {
 const PAGE = text(PAGE_HTML);
 
 export interface StatusPageOptions {
-  registry: Registry;
+  /** What the collectors last read (CollectorRunner.machine). */
+  machine: MachineReader;
   slos: SloConfig;
   log: Logger;
   now?: () => number;
@@ -70,7 +71,7 @@ export class StatusPage implements BatchConsumer {
   private timer: NodeJS.Timeout | null = null;
 
   constructor(private readonly opts: StatusPageOptions) {
-    this.state = new StatusState({ slos: opts.slos, registry: opts.registry, now: opts.now });
+    this.state = new StatusState({ slos: opts.slos, machine: opts.machine, now: opts.now });
   }
 
   ingest(batch: JudgedBatch): void {

@@ -1,6 +1,6 @@
 /**
  * The bottleneck verdict on the metrics side: every `intervalSeconds` it reads the machine
- * (machine.ts), builds each model's signals over the last `windowSeconds` from the request
+ * snapshot (machine.ts over collectors/snapshot.ts), builds each model's signals over the last `windowSeconds` from the request
  * records it was handed (window.ts), judges them (judge.ts, with hysteresis) and publishes
  * the one-hot gauge infermeter_bottleneck{gen_ai_request_model, kind}. The status JSON,
  * the page and the gauge read the same verdicts from here.
@@ -20,11 +20,15 @@ import { BOTTLENECK_KINDS, FALLBACK_TARGETS, MIN_REQUESTS } from './rules.js';
 import { emptySignals, mean, quantile, ratio, type Signals } from './signals.js';
 import { ModelWindow, type WindowStats } from './window.js';
 import type { BenchLimit } from './capacity.js';
+import type { MachineReader } from '../../collectors/snapshot.js';
 
 export type { BottleneckSettings } from './capacity.js';
 
 export interface BottleneckOptions {
+  /** Where infermeter_bottleneck is registered. */
   registry: Registry;
+  /** What the collectors last read (CollectorRunner.machine). */
+  machine: MachineReader;
   slos: SloConfig;
   /** The configured engine kind (advice names its flags first). */
   engine: string;
@@ -96,7 +100,7 @@ export class BottleneckMonitor implements BatchConsumer {
     try {
       const now = this.now();
       const from = now - this.opts.windowSeconds * 1000;
-      this.machine.add(await readMachine(this.opts.registry, now), from);
+      this.machine.add(readMachine(this.opts.machine.read(), now), from);
       for (const [label, m] of this.models) {
         if (m.window.lastSeen < now - IDLE_MS) {
           this.models.delete(label);

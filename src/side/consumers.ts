@@ -11,6 +11,7 @@ import { RequestTrail } from '../exporters/trace/trail.js';
 import { StatusPage } from '../exporters/ui/status-page.js';
 import { slowLogProvider } from '../exporters/ui/slow-requests.js';
 import { PromptBlocksStage } from '../metrics/prompt/blocks.js';
+import { WorkloadTrace } from '../exporters/workload-trace/trace.js';
 
 export const CONSUMERS: readonly ConsumerEntry[] = [
   {
@@ -19,6 +20,12 @@ export const CONSUMERS: readonly ConsumerEntry[] = [
     name: 'prompt-blocks',
     enabled: (o) => o.workloadTrace !== '',
     create: ({ options, log }) => new PromptBlocksStage(options, log),
+  },
+  {
+    // --workload-trace: one Mooncake-format line per finished generation request, from the stage above.
+    name: 'workload-trace',
+    enabled: (o) => o.workloadTrace !== '',
+    create: ({ options, registry, log, earlier }) => new WorkloadTrace(options, earlier(PromptBlocksStage)!, registry, log),
   },
   {
     // Classic and native histograms, the breakdowns, tenants, the SLO counters: /metrics.

@@ -42,6 +42,8 @@ export interface HashedRequest {
   readonly draw: number;
   /** The output limit the client asked for; null when none (or not read). */
   readonly maxTokens: number | null;
+  /** The client asked for a stream; null when the body was not read. */
+  readonly stream: boolean | null;
   /** The session header's value, hashed; null when none. */
   readonly session: string | null;
   /** Where the tokenizer came from when the prompt was cut as tokens by one (a path); null otherwise. */
@@ -61,7 +63,7 @@ export interface PromptBlocksSettings extends PromptOptions {
   upstreams: readonly UpstreamSpec[];
 }
 
-type Pending = Omit<HashedRequest, 'blocks' | 'skipped' | 'maxTokens' | 'session' | 'tokenizer'> & { bytes: number };
+type Pending = Pick<HashedRequest, 'record' | 'label' | 'draw'> & { bytes: number };
 
 export class PromptBlocksStage implements BatchConsumer {
   readonly name = 'prompt-blocks';
@@ -112,7 +114,7 @@ export class PromptBlocksStage implements BatchConsumer {
       const api = routeByLabel(record.route).api;
       if (api === null) return;
       const base = { record, label: batch.labels[i]!, draw: Math.random() };
-      const skip = (skipped: SkipReason) => now.push({ ...base, blocks: null, skipped, maxTokens: null, session: null, tokenizer: null });
+      const skip = (skipped: SkipReason) => now.push({ ...base, blocks: null, skipped, maxTokens: null, stream: null, session: null, tokenizer: null });
       if (base.draw >= want) return skip('sampled');
       const bytes = input.body.byteLength;
       if (this.broken || !this.worker || this.pending.size + jobs.length >= MAX_QUEUED_JOBS || this.queuedBytes + size + bytes > MAX_QUEUED_BYTES) return skip('busy');
@@ -146,7 +148,7 @@ export class PromptBlocksStage implements BatchConsumer {
       this.queuedBytes -= p.bytes;
       this.spent.seconds += r.seconds;
       this.spent.requests++;
-      out.push({ record: p.record, label: p.label, draw: p.draw, blocks: r.blocks, skipped: r.blocks ? null : 'unreadable', maxTokens: r.maxTokens, session: r.session, tokenizer: r.tokenizer });
+      out.push({ record: p.record, label: p.label, draw: p.draw, blocks: r.blocks, skipped: r.blocks ? null : 'unreadable', maxTokens: r.maxTokens, stream: r.stream, session: r.session, tokenizer: r.tokenizer });
     }
     this.deliver(out);
     if (this.pending.size === 0) this.drained?.();
@@ -168,7 +170,7 @@ export class PromptBlocksStage implements BatchConsumer {
     if (this.broken) return;
     this.broken = true;
     this.log.error({ err: err.message }, 'prompt hashing thread failed: prompt blocks are off until restart');
-    const lost = [...this.pending.values()].map((p): HashedRequest => ({ record: p.record, label: p.label, draw: p.draw, blocks: null, skipped: 'busy', maxTokens: null, session: null, tokenizer: null }));
+    const lost = [...this.pending.values()].map((p): HashedRequest => ({ record: p.record, label: p.label, draw: p.draw, blocks: null, skipped: 'busy', maxTokens: null, stream: null, session: null, tokenizer: null }));
     this.pending.clear();
     this.queuedBytes = 0;
     this.deliver(lost);

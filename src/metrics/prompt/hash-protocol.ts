@@ -31,6 +31,8 @@ export interface HashResult {
   /** null: the body is not a request whose prompt can be read. */
   blocks: PromptBlocks | null;
   maxTokens: number | null;
+  /** The client asked for a stream; null when the body could not be read. */
+  stream: boolean | null;
   /** The session, hashed (12 hex characters of HMAC-SHA256 with the salt). */
   session: string | null;
   /** The tokenizer's source when the prompt was cut as tokens by one; null otherwise. */

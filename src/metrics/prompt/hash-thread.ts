@@ -43,7 +43,7 @@ function hashOne(job: HashJob, unit: number, bytes: ArrayBuffer): HashResult {
   const started = performance.now();
   const session = job.session === null ? null : createHmac('sha256', data.salt).update(job.session).digest('hex').slice(0, 12);
   const req = readPromptRequest(job.api, new Uint8Array(bytes, job.start, job.end - job.start));
-  if (!req) return { id: job.id, blocks: null, maxTokens: null, session, tokenizer: null, seconds: (performance.now() - started) / 1000 };
+  if (!req) return { id: job.id, blocks: null, maxTokens: null, stream: null, session, tokenizer: null, seconds: (performance.now() - started) / 1000 };
   let blocks: PromptBlocks | null = null;
   let tokenizer: string | null = null;
   if (req.promptIds) blocks = hasher.tokens(req.promptIds, unit);
@@ -60,5 +60,5 @@ function hashOne(job: HashJob, unit: number, bytes: ArrayBuffer): HashResult {
     }
     blocks ??= hasher.chars(charsText(req) ?? '', unit, data.charsPerToken);
   }
-  return { id: job.id, blocks, maxTokens: req.maxTokens, session, tokenizer, seconds: (performance.now() - started) / 1000 };
+  return { id: job.id, blocks, maxTokens: req.maxTokens, stream: req.stream, session, tokenizer, seconds: (performance.now() - started) / 1000 };
 }

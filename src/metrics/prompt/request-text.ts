@@ -24,6 +24,8 @@ export interface PromptRequest {
   promptIds: number[] | null;
   /** The output limit asked for (max_tokens, max_completion_tokens, max_output_tokens); null when none. */
   maxTokens: number | null;
+  /** The client asked for a stream (`stream: true`). */
+  stream: boolean;
 }
 
 type Obj = Record<string, unknown>;
@@ -39,7 +41,7 @@ export function readPromptRequest(api: ApiName, body: Uint8Array): PromptRequest
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) return null;
   const b = doc as Obj;
   const tools = Array.isArray(b['tools']) && b['tools'].length > 0 ? (b['tools'] as unknown[]) : null;
-  const base = { api, tools, prompt: null, promptIds: null, messages: null };
+  const base = { api, tools, prompt: null, promptIds: null, messages: null, stream: b['stream'] === true };
   switch (api) {
     case 'completions': {
       let p = b['prompt'];

@@ -21,6 +21,10 @@ export interface FakeScript {
   headersDelayMs?: number;
   /** Non-streaming JSON answer with usage. */
   json?: { content: string; promptTokens: number; completionTokens: number; delayMs?: number };
+  /** Answer only once the test has opened this gate (FakeUpstream.release): an awaited event, not a delay. */
+  gate?: string;
+  /** A scheduled stream: after `afterChunks` writes, wait for this gate before the rest. */
+  pause?: { afterChunks: number; gate: string };
 }
 
 export interface FakeEvent {
@@ -35,7 +39,26 @@ export interface FakeUpstream {
   port: number;
   url: string;
   events: FakeEvent[];
+  /** Opens a gate: requests waiting on it answer now, later ones at once. */
+  release(gate: string): void;
   close(): Promise<void>;
+}
+
+/** Named gates requests can wait on (FakeScript.gate). */
+class Gates {
+  private readonly opened = new Set<string>();
+  private readonly waiting = new Map<string, (() => void)[]>();
+
+  wait(name: string): Promise<void> {
+    if (this.opened.has(name)) return Promise.resolve();
+    return new Promise((resolve) => this.waiting.set(name, [...(this.waiting.get(name) ?? []), resolve]));
+  }
+
+  release(name: string): void {
+    this.opened.add(name);
+    for (const resolve of this.waiting.get(name) ?? []) resolve();
+    this.waiting.delete(name);
+  }
 }
 
 const MODELS = ['fake-model', 'fake-model-2'];
@@ -72,8 +95,9 @@ export function scheduledStream(s: NonNullable<FakeScript['schedule']>, includeU
 /** `tls`: serve HTTPS with these options (cert, key; ca + requestCert for mTLS). */
 export async function startFakeUpstream(port = 0, host = '127.0.0.1', tls?: HttpsOptions): Promise<FakeUpstream> {
   const events: FakeEvent[] = [];
+  const gates = new Gates();
   const sockets = new Set<Socket>();
-  const handler = (req: IncomingMessage, res: ServerResponse) => void handle(req, res, events);
+  const handler = (req: IncomingMessage, res: ServerResponse) => void handle(req, res, events, gates);
   const server: Server = (tls ? createHttpsServer(tls, handler) : createServer(handler)) as Server;
   server.keepAliveTimeout = 1_000; // idle sockets close quickly, so leaked ones stand out
   server.on(tls ? 'secureConnection' : 'connection', (s: Socket) => {
@@ -86,6 +110,7 @@ export async function startFakeUpstream(port = 0, host = '127.0.0.1', tls?: Http
     port: bound,
     url: `${tls ? 'https' : 'http'}://${host}:${bound}`,
     events,
+    release: (gate) => gates.release(gate),
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
@@ -102,7 +127,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function handle(req: IncomingMessage, res: ServerResponse, events: FakeEvent[]): Promise<void> {
+async function handle(req: IncomingMessage, res: ServerResponse, events: FakeEvent[], gates: Gates): Promise<void> {
   const path = req.url ?? '/';
   const body = await readBody(req);
   events.push({ kind: 'request', at: performance.now(), path, headers: { ...req.headers }, body });
@@ -124,6 +149,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, events: FakeEve
     /* not JSON: echo below */
   }
   const script = doc.fake ?? {};
+  if (script.gate !== undefined) await gates.wait(script.gate);
   if (script.headersDelayMs) await sleep(script.headersDelayMs);
   if (closedEarly) return;
   if (script.status) {
@@ -190,6 +216,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, events: FakeEve
       }
       res.write(step.data);
       sent++;
+      if (script.pause && sent === script.pause.afterChunks) await gates.wait(script.pause.gate);
     }
     res.end();
     events.push({ kind: 'finished', at: performance.now(), path });

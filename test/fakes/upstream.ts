@@ -9,8 +9,12 @@ import type { AddressInfo, Socket } from 'node:net';
 import { pathToFileURL } from 'node:url';
 
 export interface FakeScript {
-  /** Stream a scripted schedule. */
-  schedule?: { firstMs: number; chunks: number; gapMs: number; usage?: number; promptTokens?: number; role?: boolean; reasoningChunks?: number; cachedTokens?: number; reasoningTokens?: number };
+  /**
+   * Stream a scripted schedule: each write at its time from the start (lateness never adds up),
+   * or with `relativeGaps` each gap counted from the previous write (the upstream's own clock:
+   * a busy machine stretches it as it stretches everything else on the loop).
+   */
+  schedule?: { firstMs: number; chunks: number; gapMs: number; usage?: number; promptTokens?: number; role?: boolean; reasoningChunks?: number; cachedTokens?: number; reasoningTokens?: number; relativeGaps?: boolean };
   /** Replay these bytes (base64), split into writes at these offsets, `delayMs` apart. */
   raw?: { b64: string; splits?: number[]; delayMs?: number; contentType?: string; resetAt?: number };
   /** Answer with this status and body. */
@@ -31,6 +35,8 @@ export interface FakeEvent {
   kind: 'request' | 'closed-early' | 'finished';
   at: number;
   path: string;
+  /** closed-early: the writes of a scheduled stream that went out before the close. */
+  written?: number;
   headers?: Record<string, unknown>;
   body?: string;
 }
@@ -132,10 +138,11 @@ async function handle(req: IncomingMessage, res: ServerResponse, events: FakeEve
   const body = await readBody(req);
   events.push({ kind: 'request', at: performance.now(), path, headers: { ...req.headers }, body });
   let closedEarly = false;
+  let sent = 0;
   res.on('close', () => {
     if (!res.writableFinished) {
       closedEarly = true;
-      events.push({ kind: 'closed-early', at: performance.now(), path });
+      events.push({ kind: 'closed-early', at: performance.now(), path, written: sent });
     }
   });
   if (path.startsWith('/v1/models')) {
@@ -197,9 +204,9 @@ async function handle(req: IncomingMessage, res: ServerResponse, events: FakeEve
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     res.flushHeaders();
     const start = performance.now();
-    let sent = 0;
+    let last = { wroteAt: start, at: 0 };
     for (const step of plan) {
-      const wait = start + step.at - performance.now();
+      const wait = (s.relativeGaps ? last.wroteAt + step.at - last.at : start + step.at) - performance.now();
       if (wait > 0) await sleep(wait);
       if (closedEarly) return;
       const f = script.fault;
@@ -216,6 +223,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, events: FakeEve
       }
       res.write(step.data);
       sent++;
+      last = { wroteAt: performance.now(), at: step.at };
       if (script.pause && sent === script.pause.afterChunks) await gates.wait(script.pause.gate);
     }
     res.end();

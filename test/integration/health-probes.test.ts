@@ -78,7 +78,8 @@ test('/readyz is not 200 before the proxy listens (the listener opens late by a 
   // The proxy listener opens when the test says so (a file appears), not after a delay a busy
   // machine could spend before the metrics side even answers.
   const p = InfermeterProcess.forUpstream(upstream.url, ['--listen', `127.0.0.1:${proxyPort}`, '--metrics-listen', `127.0.0.1:${metricsPort}`], { INFERMETER_TEST_HOOKS: '1', INFERMETER_TEST_LISTEN_WHEN: gate });
-  const started = p.start();
+  // Ready (the log line) only once the test opens the listener: the whole test's time, not start-up's.
+  const started = p.start(60_000);
   const base = `http://127.0.0.1:${metricsPort}`;
   try {
     // The metrics side answers first, and says no while the proxy port refuses connections.

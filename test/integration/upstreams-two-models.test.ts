@@ -89,7 +89,7 @@ test('two engines with different models behind one infermeter: routing, engine s
     peak.bRunning = Math.max(peak.bRunning, bRunning);
     await new Promise((r) => setTimeout(r, 50));
   }
-  assert.ok(peak.aWaiting >= 4, `engine-a's series show its queue (peak ${peak.aWaiting} waiting; the engine said ${peak.simAWaitingThen} then)`);
+  assert.ok(peak.aWaiting >= 4, `engine-a's series show its queue (peak ${peak.aWaiting} waiting; the engine said ${peak.simAWaitingThen} then, ${peak.simAWaiting} at most)`);
   assert.equal(peak.aRunning, 2, 'engine-a runs at most its 2 sequences');
   assert.ok(bAllRunning, `engine-b's series show its own running requests, all 8 at once (peak ${peak.bRunning})`);
   assert.equal(peak.bWaitingAfterAllRunning, 0, `engine-b, with room for all, queues nothing once all 8 run (peak ${peak.bWaiting} waiting while they arrived)`);

@@ -59,20 +59,6 @@ export { sumSamples };
 /** A loopback port that was free a moment ago (for programs that need a number, not port 0). */
 export { freePort } from '../bench/lib.js';
 
-/** `infermeter simulate` as a child process (its own event loop); resolves with its URL, from its startup line. */
-export function spawnSimulator(args: string[]): Promise<{ child: ChildProcess; url: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [`${ROOT}dist/src/cli.js`, 'simulate', '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      const m = / at (http:\/\/\S+) /.exec(err);
-      if (m) resolve({ child, url: m[1]! });
-    });
-    child.once('exit', (code) => reject(new Error(`simulate exited ${code}: ${err}`)));
-  });
-}
-
 /** Starts a child process and resolves with the first line it prints (e.g. a port). */
 export function spawnWithFirstLine(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; line: string }> {
   return new Promise((resolve, reject) => {

@@ -11,9 +11,25 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { runBench } from '../../src/bench/run.js';
-import { spawnSimulator, startProxy, sumSamples, waitForMetrics } from '../helpers.js';
+import { startProxy, sumSamples, waitForMetrics } from '../helpers.js';
 import { benchOptions } from './bench-helpers.js';
+import { CLI } from '../fakes/infermeter-process.js';
+
+/** `infermeter simulate` as a child process; resolves with its URL (from its startup line). */
+function spawnSimulator(args: string[]): Promise<{ child: ChildProcess; url: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, 'simulate', '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      const m = / at (http:\/\/\S+) /.exec(err);
+      if (m) resolve({ child, url: m[1]! });
+    });
+    child.once('exit', (code) => reject(new Error(`simulate exited ${code}: ${err}`)));
+  });
+}
 
 const NAMES = { ttft: 'gen_ai_server_time_to_first_token_seconds', tpot: 'gen_ai_server_time_per_output_token_seconds', e2e: 'gen_ai_server_request_duration_seconds' };
 

@@ -1,6 +1,6 @@
 /** Shared by the workload trace tests: sending a request of each API and reading what the client saw, reading the trace. */
 import { existsSync, readFileSync } from 'node:fs';
-import { request } from 'undici';
+import { request, type Dispatcher } from 'undici';
 
 export type Api = 'chat' | 'completions' | 'messages' | 'responses';
 export const APIS: readonly Api[] = ['chat', 'completions', 'messages', 'responses'];
@@ -31,10 +31,10 @@ export interface Sent {
 }
 
 /** Sends one request and reads the usage the client saw, streamed or not. */
-export async function send(base: string, api: Api, payload: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Sent> {
+export async function send(base: string, api: Api, payload: Record<string, unknown>, headers: Record<string, string> = {}, dispatcher?: Dispatcher): Promise<Sent> {
   const stream = payload['stream'] === true;
   const sentAt = Date.now();
-  const res = await request(base + PATHS[api], { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(payload) });
+  const res = await request(base + PATHS[api], { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(payload), ...(dispatcher ? { dispatcher } : {}) });
   const text = await res.body.text();
   const docs = stream ? text.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).filter((d) => d !== '[DONE]').map((d) => JSON.parse(d) as Record<string, any>) : [JSON.parse(text) as Record<string, any>];
   let input = -1;

@@ -11,8 +11,8 @@ import { createHmac } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ChildProcess } from 'node:child_process';
-import { spawnSimulator, startProxy, sumSamples, waitForMetrics, type TestProxy } from '../helpers.js';
+import { spawnSimulator, type SimulatorProcess } from '../../src/sim/child.js';
+import { startProxy, sumSamples, waitForMetrics, type TestProxy } from '../helpers.js';
 import { APIS, body, readLines, send, sharedLead, waitForLines, type Line, type Sent } from './workload-trace-helpers.js';
 
 const SALT = 'workload-trace-test-salt';
@@ -22,7 +22,7 @@ const SYSTEM_A = Array.from({ length: 240 }, (_, i) => `Rule ${i}: answer briefl
 const SYSTEM_B = Array.from({ length: 240 }, (_, i) => `Policy ${i}: be polite!`).join(' ');
 
 let dir: string;
-let sim: { child: ChildProcess; url: string };
+let sim: SimulatorProcess;
 let proxy: TestProxy;
 let file: string;
 const sent: (Sent & { system: 'A' | 'B'; session: string | null })[] = [];
@@ -33,7 +33,7 @@ before(async () => {
   file = join(dir, 'trace.jsonl');
   // Its own process, at 5× simulated speed: each request takes tens of ms (a timestamp taken at its
   // end could not pass for its start), and the simulator's work stays off this process's loop.
-  sim = await spawnSimulator(['--speed', '5', '--models', 'sim-a', '--output-tokens', '6-12']);
+  sim = await spawnSimulator(['--listen', '127.0.0.1:0', '--speed', '5', '--models', 'sim-a', '--output-tokens', '6-12']);
   proxy = await startProxy({ upstream: sim.url, workloadTrace: file, promptHashSalt: SALT, workloadTraceSessionHeader: 'x-session-id' });
   for (const api of APIS) {
     for (const stream of [false, true]) {
@@ -49,7 +49,7 @@ before(async () => {
 });
 after(async () => {
   await proxy?.close();
-  sim?.child.kill();
+  await sim?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -7,7 +7,7 @@
  * order, and never on the proxy's loop. The first write that fails (a full disk, a file size
  * limit) ends the trace: the file is closed, the caller logs one line, the proxy goes on.
  */
-import { closeSync, existsSync, fstatSync, openSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import type { SkipReason } from '../../metrics/prompt/blocks.js';
 
 /** What the sidecar says of the whole trace (the same in every file of one run). */
@@ -71,24 +71,32 @@ export class TraceFiles {
    */
   append(lines: readonly { text: string; timestamp: number }[]): void {
     if (this.fd === null || lines.length === 0) return;
-    let chunk = '';
+    let chunk: { text: string; timestamp: number }[] = [];
     let bytes = 0;
     for (const line of lines) {
       const n = Buffer.byteLength(line.text) + 1;
       if (this.size + bytes + n > this.maxBytes && this.size + bytes > 0) {
-        this.write(chunk);
-        chunk = '';
+        this.writeLines(chunk);
+        chunk = [];
         bytes = 0;
         this.rotate();
       }
-      chunk += line.text + '\n';
+      chunk.push(line);
       bytes += n;
-      const c = this.counts;
-      c.lines++;
-      c.first_timestamp = c.first_timestamp === null ? line.timestamp : Math.min(c.first_timestamp, line.timestamp);
-      c.last_timestamp = c.last_timestamp === null ? line.timestamp : Math.max(c.last_timestamp, line.timestamp);
     }
-    this.write(chunk);
+    this.writeLines(chunk);
+  }
+
+  /** Writes lines and counts them once they are on file. */
+  private writeLines(lines: readonly { text: string; timestamp: number }[]): void {
+    if (lines.length === 0) return;
+    this.write(lines.map((l) => l.text + '\n').join(''));
+    const c = this.counts;
+    for (const { timestamp } of lines) {
+      c.lines++;
+      c.first_timestamp = c.first_timestamp === null ? timestamp : Math.min(c.first_timestamp, timestamp);
+      c.last_timestamp = c.last_timestamp === null ? timestamp : Math.max(c.last_timestamp, timestamp);
+    }
   }
 
   /** Rewrites the sidecar of the file being written (the periodic refresh). */
@@ -108,12 +116,25 @@ export class TraceFiles {
     }
   }
 
+  /**
+   * Writes whole lines or none: a short write (a file size limit reached mid-chunk) is followed
+   * to its end, and when that fails the file is cut back to its last whole line, so a reader
+   * never meets half a line at the end of a trace that stopped.
+   */
   private write(chunk: string): void {
-    if (chunk === '') return;
+    const fd = this.fd!;
+    const bytes = Buffer.from(chunk);
+    let done = 0;
     try {
-      this.size += writeSync(this.fd!, chunk);
+      while (done < bytes.length) done += writeSync(fd, bytes, done);
+      this.size += done;
     } catch (err) {
-      closeSync(this.fd!);
+      try {
+        if (done > 0) ftruncateSync(fd, this.size);
+      } catch {
+        // What is left is the lines before, and part of one: readers skip a last line without its newline.
+      }
+      closeSync(fd);
       this.fd = null;
       throw err;
     }

@@ -44,7 +44,8 @@ export async function send(base: string, api: Api, payload: Record<string, unkno
     if (!u) continue;
     if (u['prompt_tokens'] !== undefined) input = u['prompt_tokens'];
     if (u['completion_tokens'] !== undefined) output = u['completion_tokens'];
-    if (u['input_tokens'] !== undefined) input = u['input_tokens'];
+    // Anthropic's input_tokens leaves out the tokens read from or written to its cache: the prompt is the sum.
+    if (u['input_tokens'] !== undefined) input = u['input_tokens'] + (api === 'messages' ? (u['cache_read_input_tokens'] ?? 0) + (u['cache_creation_input_tokens'] ?? 0) : 0);
     if (u['output_tokens'] !== undefined) output = u['output_tokens'];
   }
   return { api, stream, sentAt, status: res.statusCode, input, output };

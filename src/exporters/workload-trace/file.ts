@@ -39,6 +39,8 @@ export class TraceFiles {
   private fd: number | null = null;
   private size = 0;
   private counts = fresh();
+  /** Lines written since open, all files together. */
+  linesWritten = 0;
 
   constructor(
     private readonly path: string,
@@ -91,6 +93,7 @@ export class TraceFiles {
   private writeLines(lines: readonly { text: string; timestamp: number }[]): void {
     if (lines.length === 0) return;
     this.write(lines.map((l) => l.text + '\n').join(''));
+    this.linesWritten += lines.length;
     const c = this.counts;
     for (const { timestamp } of lines) {
       c.lines++;

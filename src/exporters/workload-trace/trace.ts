@@ -121,14 +121,17 @@ export class WorkloadTrace implements BatchConsumer, PromptReader {
 
   /** A batch's lines: written, or (the write failed, the trace stops) counted as failed. */
   private write(lines: { text: string; timestamp: number }[]): void {
+    const before = this.files.linesWritten;
     try {
       this.files.append(lines);
-      this.totals.written += lines.length;
-      this.requests.inc({ result: 'written' }, lines.length);
     } catch (err) {
       this.stop(err as Error);
-      this.requests.inc({ result: 'failed' }, lines.length);
     }
+    // A batch split by a rotation may be written in part before a write fails.
+    const written = this.files.linesWritten - before;
+    this.totals.written += written;
+    this.requests.inc({ result: 'written' }, written);
+    if (written < lines.length) this.requests.inc({ result: 'failed' }, lines.length - written);
   }
 
   private judge(h: HashedRequest): Result {

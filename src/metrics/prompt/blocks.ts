@@ -117,7 +117,7 @@ export class PromptBlocksStage implements BatchConsumer {
       const skip = (skipped: SkipReason) => now.push({ ...base, blocks: null, skipped, maxTokens: null, stream: null, session: null, tokenizer: null });
       if (base.draw >= want) return skip('sampled');
       const bytes = input.body.byteLength;
-      if (this.broken || !this.worker || this.pending.size + jobs.length >= MAX_QUEUED_JOBS || this.queuedBytes + size + bytes > MAX_QUEUED_BYTES) return skip('busy');
+      if (this.broken || !this.worker || this.pending.size >= MAX_QUEUED_JOBS || this.queuedBytes + size + bytes > MAX_QUEUED_BYTES) return skip('busy');
       const id = this.nextId++;
       this.pending.set(id, { ...base, bytes });
       jobs.push({ job: this.job(id, api, record, input, size), body: input.body });

@@ -36,7 +36,8 @@ test('--workers 2: every worker\'s requests in one trace; each line also an OTLP
   const file = join(dir, 'workers.jsonl');
   const proc = InfermeterProcess.forUpstream(sim.url, ['--workers', '2', '--workload-trace', file, '--workload-trace-otlp', 'true', '--prompt-hash-salt', 's'],
     { OTEL_EXPORTER_OTLP_ENDPOINT: otlp });
-  await proc.start();
+  // Two workers and the OTLP SDK on a loaded 2-core machine can take longer than the default 15 s to be ready.
+  await proc.start(60_000);
   try {
     // A connection per request: node:cluster's primary hands connections to the workers in turn.
     const n = 12;

@@ -97,7 +97,7 @@ export async function runCapacity(paths: CapacityPath[], reference: { bare: stri
       const s = sums.get(p.name)!;
       const d = p === direct;
       const rounds = per.get(p.name)!.map((c, i) => summarize([c]).ttftP50 - baseRounds[i]!);
-      const row = { section: 'capacity', streams, gapMs, offeredChunksPerSecond: (streams * 1000) / gapMs, path: p.name, ...s, addedTtftP50: s.ttftP50 - base.ttftP50, addedTtftP99: s.ttftP99 - base.ttftP99, addedChunkP99: s.chunkP99 - base.chunkP99, roundsAddedTtftP50: rounds };
+      const row = { section: 'capacity', streams, gapMs, offeredChunksPerSecond: (streams * 1000) / gapMs, path: p.name, ...s, addedTtftP50: s.ttftP50 - base.ttftP50, addedTtftP99: s.ttftP99 - base.ttftP99, addedChunkP99: s.chunkP99 - base.chunkP99, roundsAddedTtftP50: rounds, roundsCpuUsPerChunk: per.get(p.name)!.map((c) => summarize([c]).cpuUsPerChunk) };
       rows.push(row);
       const load = `${streams} × ${gapMs} ms`.padEnd(13);
       const cpu = d ? '           -' : f(s.cpuUsPerChunk, 12, 1);

@@ -39,7 +39,7 @@ export interface App {
 
 /** What the proxy reads of the configuration (config.ts's Config carries it; docs/architecture.md). */
 export interface ProxyOptions extends UpstreamTlsFiles, TenantOptions {
-  /** Every upstream (issue 26); the list of one for a single --upstream. */
+  /** Every upstream (upstreams.ts routes over them); the list of one for a single --upstream. */
   upstreams: UpstreamSpec[];
   /** Seconds between reads of each upstream's /v1/models (routing; only with several). */
   modelsRefresh: number;

@@ -1,5 +1,5 @@
 /**
- * The upstream set and the router (issue 26): which inference server a request goes to.
+ * The upstream set and the router: which inference server a request goes to.
  *
  * - A generation request goes to an upstream whose /v1/models lists its model; among
  *   several (replicas), to the one with the fewest requests in flight from this loop

@@ -1,7 +1,7 @@
 /**
  * node dist/bench/ab.js LOAD CHUNKS ROUNDS API label=dir[,label=dir...] — builds of infermeter
  * side by side at fixed work: in each round every path relays the same number of streams
- * (8 per connection), and the figure is its CPU (utime + stime of all its processes and threads)
+ * (AB_PER_CONNECTION per connection), and the figure is its CPU (utime + stime of all its processes and threads)
  * per stream and per chunk. bench:proxy's capacity cells run for a fixed time instead, so on a
  * busy machine a path that relayed less spreads its fixed costs over fewer chunks; here the work
  * is the same for all and only the CPU it took differs.
@@ -11,6 +11,9 @@
  * `bare` for bench/bare-proxy.ts. Three warm-up rounds, then ROUNDS rounds whose path order
  * rotates; each path's median and its per-round ratio to the first path (paired: the two ran
  * seconds apart). Name one build twice to see the noise of the machine in the same run.
+ * AB_PER_CONNECTION (default 8) sets the streams each connection relays per cell: fewer keep a
+ * cell short at 256 connections on a busy machine. Each round's figures are printed as it ends,
+ * so a run cut short keeps what it measured.
  */
 import { Pool } from 'undici';
 import { resolve } from 'node:path';
@@ -41,7 +44,7 @@ for (const entry of list.split(',')) {
   paths.push({ label, pid: p.child.pid!, stop: () => p.child.kill('SIGTERM'), pool: new Pool(`http://127.0.0.1:${p.match[1]}`, { connections: streams }), perStream: [] });
 }
 
-const perCell = streams * 8;
+const perCell = streams * Number(process.env['AB_PER_CONNECTION'] ?? 8);
 const body = (i: number) => JSON.stringify({ model: `bench-model-${i % 64}`, stream: true, messages: [{ role: 'user', content: 'bench' }], max_tokens: 16, bench: { firstMs: gapMs, chunks, gapMs } });
 
 /** CPU µs the path took to relay `perCell` streams. */
@@ -61,9 +64,12 @@ async function cell(p: Path): Promise<number> {
 }
 
 for (let w = 0; w < 3; w++) for (const p of paths) await cell(p);
-for (let r = 0; r < rounds; r++) for (let i = 0; i < paths.length; i++) {
-  const p = paths[(i + r) % paths.length]!;
-  p.perStream.push((await cell(p)) / perCell);
+for (let r = 0; r < rounds; r++) {
+  for (let i = 0; i < paths.length; i++) {
+    const p = paths[(i + r) % paths.length]!;
+    p.perStream.push((await cell(p)) / perCell);
+  }
+  console.log(`round ${r + 1}: ${paths.map((p) => `${p.label} ${(p.perStream[r]! / chunks).toFixed(1)}`).join(', ')} µs/chunk`);
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;

@@ -4,7 +4,8 @@
  * as src/proxy/app.ts sets it up (one route, the raw request and response taken over in the
  * onRequest hook). Two servers of each kind, each its own process; in every round each serves
  * the same 20,000 small requests from 64 connections, and the figure is its CPU (utime + stime)
- * per request. The two of a kind show the machine's noise in the same run.
+ * per request (LISTENER_REQUESTS sets how many; each round is printed as it ends, so a run cut
+ * short keeps what it measured). The two of a kind show the machine's noise in the same run.
  * Run with a kind (`http` or `fastify`) it is one of those servers and prints its port.
  */
 import { spawn } from 'node:child_process';
@@ -44,7 +45,7 @@ if (kind === 'http' || kind === 'fastify') {
       child.stdout.once('data', (d: Buffer) => resolve({ label, pid: child.pid!, stop: () => child.kill(), pool: new Pool(`http://127.0.0.1:${Number(d)}`, { connections: 64 }), per: [] }));
     });
   const servers = [await start('http', 'http'), await start('fastify', 'fastify'), await start('http-2', 'http'), await start('fastify-2', 'fastify')];
-  const N = 20_000;
+  const N = Number(process.env['LISTENER_REQUESTS'] ?? 20_000);
   const cell = async (s: (typeof servers)[number]) => {
     let next = 0;
     const cpu0 = cpuSeconds(s.pid);
@@ -55,9 +56,12 @@ if (kind === 'http' || kind === 'fastify') {
     return ((cpuSeconds(s.pid) - cpu0) / N) * 1e6;
   };
   for (let w = 0; w < 2; w++) for (const s of servers) await cell(s);
-  for (let r = 0; r < rounds; r++) for (let i = 0; i < servers.length; i++) {
-    const s = servers[(i + r) % servers.length]!;
-    s.per.push(await cell(s));
+  for (let r = 0; r < rounds; r++) {
+    for (let i = 0; i < servers.length; i++) {
+      const s = servers[(i + r) % servers.length]!;
+      s.per.push(await cell(s));
+    }
+    console.log(`round ${r + 1}: ${servers.map((s) => `${s.label} ${s.per[r]!.toFixed(1)}`).join(', ')} µs/request`);
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
   console.log(`CPU µs per request, ${N} requests per cell, ${rounds} rounds, order rotating`);

@@ -151,6 +151,8 @@ class Model {
   private readonly decodeCov: number;
   private readonly rateEff: number;
   private readonly prefillWork: number[];
+  /** What every request's TTFT service spends regardless of its prompt: about one engine step, which grows with the batch. */
+  private readonly stepPart: number;
   private readonly prefillFrom: string;
   private readonly waitRank: Map<Observed, number>;
   private readonly slots: number;
@@ -174,8 +176,9 @@ class Model {
     this.decodeCov = this.slope * this.decoding.reduce((a, o) => a + (o.outputTokens - 1) * (o.batch - this.meanReqBatch), 0) / n;
     const decodeTime = this.decodeConst + this.decodeLinear + this.decodeCov;
     this.rateEff = decodeTime > 0 ? this.meanBatch / decodeTime : input.requestsPerSecond;
-    const { work, from } = prefillWork(this.all, this.base + this.slope * this.meanReqBatch);
+    const { work, fixed, from } = prefillWork(this.all, this.base + this.slope * this.meanReqBatch);
     this.prefillWork = work;
+    this.stepPart = fixed;
     this.prefillFrom = from;
     const byWait = [...this.all].sort((a, b) => a.wait - b.wait);
     this.waitRank = new Map(byWait.map((o, i) => [o, (i + 0.5) / byWait.length]));
@@ -221,10 +224,12 @@ class Model {
     const step0 = this.base + this.slope * this.meanReqBatch;
     const growth = step0 > 0 ? (this.base + this.slope * meanReq) / step0 : 1;
     const rate = k * this.input.requestsPerSecond;
-    const prefill = singleServerWaits(this.draws, rate, this.prefillWork, growth);
+    // Prompt work is token work: it does not grow with the decode batch; the step a first token waits for does.
+    const prefill = singleServerWaits(this.draws, rate, this.prefillWork, 1);
     if (prefill === null) return null;
     const prefillMean = meanOf(Array.from(prefill));
-    const held = this.all.map((o) => o.service * growth + prefillMean + (o.outputTokens - 1) * (tpot.get(o) ?? 0));
+    const stepGrowth = (o: Observed) => (growth - 1) * Math.min(o.service, this.stepPart);
+    const held = this.all.map((o) => o.service + stepGrowth(o) + prefillMean + (o.outputTokens - 1) * (tpot.get(o) ?? 0));
     const slots = Number.isFinite(this.slots) ? multiServerWaits(this.draws, rate, held, 1, this.slots) : new Float64Array(0);
     if (slots === null) return null;
     if (this.base1 === null) this.base1 = this.baseline();
@@ -235,10 +240,10 @@ class Model {
     const e2e: number[] = [];
     for (const o of this.all) {
       const u = this.waitRank.get(o)!;
-      const dStep = (growth - 1) * o.service;
+      const dStep = stepGrowth(o);
       const dPrefill = waitAt(prefill, u) - waitAt(b1.prefill, u);
       const dSlots = waitAt(slots, u) - waitAt(b1.slots, u);
-      const floor = o.service * growth;
+      const floor = o.service + dStep;
       const t = Math.max(floor, o.ttft + dStep + dPrefill + dSlots);
       ttft.push(t);
       parts.step.push(Math.max(floor, o.ttft + dStep));
@@ -301,7 +306,7 @@ class Model {
  * service less what any request pays regardless of its prompt. With prompt lengths that
  * vary, that is the intercept of service against prompt tokens; otherwise one engine step.
  */
-function prefillWork(all: readonly Observed[], step: number): { work: number[]; from: string } {
+function prefillWork(all: readonly Observed[], step: number): { work: number[]; fixed: number; from: string } {
   const prompts = all.map((o) => o.inputTokens);
   const mean = meanOf(prompts);
   const sd = Math.sqrt(meanOf(prompts.map((p) => (p - mean) ** 2)));
@@ -314,5 +319,5 @@ function prefillWork(all: readonly Observed[], step: number): { work: number[]; 
       from = 'TTFT service (after the queue) less its intercept against prompt length';
     }
   }
-  return { work: all.map((o) => Math.max(0, o.service - fixed)), from };
+  return { work: all.map((o) => Math.max(0, o.service - fixed)), fixed, from };
 }

@@ -18,6 +18,8 @@ export interface MixEntry {
 export interface HeadroomRegime {
   name: string;
   what: string;
+  /** The model asked for (default headroom-run.ts' MODEL, which the simulator serves). */
+  model?: string;
   /** `infermeter simulate` flags (simulated milliseconds). */
   sim: string[];
   mix: MixEntry[];

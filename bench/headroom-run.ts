@@ -35,8 +35,17 @@ export interface Done {
   promptTokens: number;
 }
 
+/** What the load is sent to: the simulator, or a real engine (bench/headroom-llama.ts). */
+export interface Upstream {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Process starts get a minute: on a shared, loaded machine a start can take tens of seconds. */
+const START_MS = 60_000;
+
 export function startSim(regime: HeadroomRegime, speed: number): Promise<SimulatorProcess> {
-  return spawnSimulator(['--listen', '127.0.0.1:0', '--models', MODEL, '--speed', String(speed), '--seed', '7', ...regime.sim]);
+  return spawnSimulator(['--listen', '127.0.0.1:0', '--models', MODEL, '--speed', String(speed), '--seed', '7', ...regime.sim], START_MS);
 }
 
 function pickEntry(mix: readonly MixEntry[], u: number): MixEntry {
@@ -79,7 +88,7 @@ export function openLoad(url: string, regime: HeadroomRegime, rate: number, ms: 
       const p = prompt(seed * 1_000_000 + i, between(entry.prompt, rand()));
       const maxTokens = between(entry.output, rand());
       const start = Date.now();
-      pending.push(runLoad({ url, model: MODEL, route: entry.api, requests: 1, maxTokens, prompt: p, dispatcher: agent }).then((run) => {
+      pending.push(runLoad({ url, model: regime.model ?? MODEL, route: entry.api, requests: 1, maxTokens, prompt: p, dispatcher: agent }).then((run) => {
         const r = run.results[0]!;
         out.push({ start, ok: r.ok, ttft: r.ttft, tpot: r.tpot, e2e: r.e2e, outputTokens: r.outputTokens, promptTokens: r.promptTokens ?? 0 });
       }));
@@ -105,7 +114,7 @@ export interface StepResult {
 }
 
 /** One load step straight against the simulator, in simulated units; requests of the first `warmFraction` of the step are dropped. */
-export async function step(sim: SimulatorProcess, regime: HeadroomRegime, speed: number, rate: number, simSeconds: number, seed: number, warmFraction = 0.2): Promise<StepResult> {
+export async function step(sim: Upstream, regime: HeadroomRegime, speed: number, rate: number, simSeconds: number, seed: number, warmFraction = 0.2): Promise<StepResult> {
   const ms = (simSeconds * 1000) / speed;
   const results = await openLoad(sim.url, regime, rate * speed, ms, seed).done;
   const first = Math.min(...results.map((r) => r.start));
@@ -126,8 +135,9 @@ export async function step(sim: SimulatorProcess, regime: HeadroomRegime, speed:
  * between the last good and the first broken rate. Returns the geometric middle of the final
  * bracket, and every step run.
  */
-export async function findKnee(regime: HeadroomRegime, speed: number, simSeconds: number, refine: number, log: (s: StepResult) => void = () => undefined): Promise<{ knee: number; steps: StepResult[] }> {
-  const sim = await startSim(regime, speed);
+export async function findKnee(regime: HeadroomRegime, speed: number, simSeconds: number, refine: number, log: (s: StepResult) => void = () => undefined,
+  start: () => Promise<Upstream> = () => startSim(regime, speed)): Promise<{ knee: number; steps: StepResult[] }> {
+  const sim = await start();
   const steps: StepResult[] = [];
   try {
     let good = 0;
@@ -184,46 +194,57 @@ export interface LiveOptions {
   windowSeconds: number;
   /** Extra infermeter flags. */
   args?: string[];
+  /** The upstream (default: the simulator shaped as the regime). */
+  start?: () => Promise<Upstream>;
 }
 
 /** infermeter in front of the simulator, one load share after the other (each with a fresh simulator and daemon). */
 export async function readLive(regime: HeadroomRegime, o: LiveOptions, log: (r: LiveRead) => void = () => undefined): Promise<LiveRead[]> {
   const out: LiveRead[] = [];
   for (const [i, share] of o.shares.entries()) {
-    const r = await liveOnce(regime, o, share, 100 + i);
-    out.push(r);
-    log(r);
+    const [r] = await liveLevels(regime, { ...o, shares: [share] }, 100 + i);
+    out.push(r!);
+    log(r!);
   }
   return out;
 }
 
-async function liveOnce(regime: HeadroomRegime, o: LiveOptions, share: number, seed: number): Promise<LiveRead> {
+/**
+ * One simulator and one infermeter in front of it; the load held at each share of the knee in
+ * turn, each for `warmSeconds` (at least the window, so the share before has left it) and then
+ * `reads` reads of models[].capacity.
+ */
+export async function liveLevels(regime: HeadroomRegime, o: LiveOptions, seed = 100): Promise<LiveRead[]> {
   const dir = mkdtempSync(join(tmpdir(), 'headroom-'));
-  const sim = await startSim(regime, o.speed);
+  const sim = await (o.start ?? (() => startSim(regime, o.speed)))();
   const slos = Object.entries(regime.slos).map(([k, v]) => `    ${k}: ${(v / o.speed).toFixed(6)}s\n`).join('');
   writeFileSync(join(dir, 'config.yaml'), `slos:\n  default:\n${slos}`);
   const d = new InfermeterProcess(['--upstream', sim.url, '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0', '--no-collector.gpu', '--no-collector.host',
     '--engine-interval', '0.25s', '--bottleneck-interval', '1s', '--headroom-window', `${o.windowSeconds}s`, '--config', join(dir, 'config.yaml'), ...(o.args ?? [])], {});
-  const offered = share * o.knee;
+  const out: LiveRead[] = [];
   try {
-    await d.start();
-    const total = (o.warmSeconds + o.reads * o.readEvery) * 1000 + 2000;
-    const load = openLoad(d.proxyUrl, regime, offered * o.speed, total, seed);
-    await sleep(o.warmSeconds * 1000);
-    const estimates: (number | null)[] = [];
-    const reasons: string[] = [];
-    let last: CapacityView | null = null;
-    for (let i = 0; i < o.reads; i++) {
-      if (i > 0) await sleep(o.readEvery * 1000);
-      last = await capacityOf(d.metricsUrl);
-      estimates.push(last?.requestsPerSecond == null ? null : last.requestsPerSecond / o.speed);
-      if (last?.reason) reasons.push(last.reason);
+    await d.start(START_MS);
+    for (const [i, share] of o.shares.entries()) {
+      const offered = share * o.knee;
+      const total = (o.warmSeconds + o.reads * o.readEvery) * 1000 + 2000;
+      const load = openLoad(d.proxyUrl, regime, offered * o.speed, total, seed + i);
+      await sleep(o.warmSeconds * 1000);
+      const estimates: (number | null)[] = [];
+      const reasons: string[] = [];
+      let last: CapacityView | null = null;
+      for (let r = 0; r < o.reads; r++) {
+        if (r > 0) await sleep(o.readEvery * 1000);
+        last = await capacityOf(d.metricsUrl, regime.model ?? MODEL);
+        estimates.push(last?.requestsPerSecond == null ? null : last.requestsPerSecond / o.speed);
+        if (last?.reason) reasons.push(last.reason);
+      }
+      load.stop();
+      await load.done;
+      const known = estimates.filter((e): e is number => e !== null).sort((a, b) => a - b);
+      const estimate = known.length > o.reads / 2 ? known[Math.floor(known.length / 2)]! : null;
+      out.push({ share, offered, estimates, estimate, error: estimate === null ? null : estimate / o.knee - 1, bindingSlo: last?.bindingSlo ?? null, bindingLimit: last?.bindingLimit ?? null, reasons });
     }
-    load.stop();
-    await load.done;
-    const known = estimates.filter((e): e is number => e !== null).sort((a, b) => a - b);
-    const estimate = known.length > o.reads / 2 ? known[Math.floor(known.length / 2)]! : null;
-    return { share, offered, estimates, estimate, error: estimate === null ? null : estimate / o.knee - 1, bindingSlo: last?.bindingSlo ?? null, bindingLimit: last?.bindingLimit ?? null, reasons };
+    return out;
   } finally {
     await d.stop();
     await sim.close();
@@ -233,10 +254,10 @@ async function liveOnce(regime: HeadroomRegime, o: LiveOptions, share: number, s
 
 type CapacityView = { requestsPerSecond: number | null; reason: string | null; bindingSlo: string | null; bindingLimit: string | null };
 
-export async function capacityOf(base: string): Promise<CapacityView | null> {
+export async function capacityOf(base: string, model = MODEL): Promise<CapacityView | null> {
   const res = await fetch(`${base}/api/v1/status`);
   const doc = (await res.json()) as StatusDocument;
-  return (doc.models.find((m) => m.model === MODEL) as { capacity?: CapacityView } | undefined)?.capacity ?? null;
+  return (doc.models.find((m) => m.model === model) as { capacity?: CapacityView } | undefined)?.capacity ?? null;
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -29,8 +29,12 @@ export type UnknownReason = (typeof UNKNOWN_REASONS)[number];
 export const MIN_REQUESTS = 30;
 /** The estimate is given up to this many times today's rate: further is extrapolation past what was seen. */
 export const MAX_SCALE = 6;
-/** The decode batch must have spread at least this much (10th to 90th percentile), in sequences... */
-const MIN_BATCH_SPREAD = 1;
+/**
+ * The decode batch must have spread at least this much (10th to 90th percentile), in
+ * sequences (each request's batch is a mean over its decode, so fractions are real
+ * variation: two slots of short decodes spread from 1 to about 1.6)...
+ */
+const MIN_BATCH_SPREAD = 0.5;
 /** ...and this share of its median. */
 const MIN_BATCH_SPREAD_SHARE = 0.15;
 /** Prompt lengths vary enough to fit service against them (coefficient of variation). */

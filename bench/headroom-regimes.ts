@@ -43,7 +43,7 @@ export const REGIMES: readonly HeadroomRegime[] = [
     mix: [{ api: 'chat', weight: 1, prompt: [16, 64], output: [16, 48] }],
     slos: { tpot: 0.18, ttft: 2 },
     sweep: { from: 1.5, to: 8 },
-    knee: 3,
+    knee: 2.41,
   },
   {
     name: 'kv_cache',
@@ -52,7 +52,7 @@ export const REGIMES: readonly HeadroomRegime[] = [
     mix: [{ api: 'chat', weight: 1, prompt: [1000, 1400], output: [100, 160] }],
     slos: { ttft: 3, tpot: 0.3 },
     sweep: { from: 0.8, to: 5 },
-    knee: 2,
+    knee: 1.44,
   },
   {
     name: 'prefill',
@@ -61,7 +61,7 @@ export const REGIMES: readonly HeadroomRegime[] = [
     mix: [{ api: 'chat', weight: 1, prompt: [1500, 2500], output: [8, 24] }],
     slos: { ttft: 4, tpot: 1 },
     sweep: { from: 0.5, to: 3 },
-    knee: 1.1,
+    knee: 1.12,
   },
   {
     name: 'mixed',
@@ -75,6 +75,6 @@ export const REGIMES: readonly HeadroomRegime[] = [
     ],
     slos: { ttft: 2, tpot: 0.2, e2e: 12 },
     sweep: { from: 1.5, to: 10 },
-    knee: 4,
+    knee: 3.01,
   },
 ];

@@ -231,12 +231,14 @@ export async function liveLevels(regime: HeadroomRegime, o: LiveOptions, seed = 
       await sleep(o.warmSeconds * 1000);
       const estimates: (number | null)[] = [];
       const reasons: string[] = [];
+      // The binding SLO and limit of the last read that had an estimate.
       let last: CapacityView | null = null;
       for (let r = 0; r < o.reads; r++) {
         if (r > 0) await sleep(o.readEvery * 1000);
-        last = await capacityOf(d.metricsUrl, regime.model ?? MODEL);
-        estimates.push(last?.requestsPerSecond == null ? null : last.requestsPerSecond / o.speed);
-        if (last?.reason) reasons.push(last.reason);
+        const read = await capacityOf(d.metricsUrl, regime.model ?? MODEL);
+        estimates.push(read?.requestsPerSecond == null ? null : read.requestsPerSecond / o.speed);
+        if (read?.reason) reasons.push(read.reason);
+        if (read?.requestsPerSecond != null) last = read;
       }
       load.stop();
       await load.done;

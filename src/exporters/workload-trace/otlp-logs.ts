@@ -6,16 +6,14 @@
  * for the metrics and the spans; the SDK's batching processor does the sending. Loaded only
  * when asked for (trace.ts).
  *
- * The log exporters are built as the @opentelemetry/exporter-logs-otlp-* packages build theirs,
- * from the OTLP exporter base and the transformer's log serializers, the same version as the
- * metric and span exporters infermeter already ships.
+ * The exporters are OpenTelemetry's own @opentelemetry/exporter-logs-otlp-* packages, the same
+ * version as the metric and span exporters infermeter already ships; gRPC loads only when asked.
  */
 import { createRequire } from 'node:module';
 import type { Logger } from 'pino';
-import { BatchLogRecordProcessor, LoggerProvider, type LogRecordExporter, type ReadableLogRecord } from '@opentelemetry/sdk-logs';
-import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
-import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
-import { JsonLogsSerializer, LogsExporterMetricsHelper, ProtobufLogsSerializer } from '@opentelemetry/otlp-transformer';
+import { BatchLogRecordProcessor, LoggerProvider, type LogRecordExporter } from '@opentelemetry/sdk-logs';
+import { OTLPLogExporter as ProtoExporter } from '@opentelemetry/exporter-logs-otlp-proto';
+import { OTLPLogExporter as JsonExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { endpointFor, protocolFor, type OtlpProtocol } from '../../lib/otel-env.js';
 import { PACKAGE_VERSION, buildResource } from '../otlp/otlp.js';
 
@@ -26,21 +24,12 @@ type LogExporter = LogRecordExporter;
 const SHUTDOWN_GRACE_MS = 2_000;
 export const EVENT_NAME = 'infermeter.workload_trace.request';
 
-const HTTP = (url: string, serializer: typeof ProtobufLogsSerializer | typeof JsonLogsSerializer, contentType: string): LogExporter =>
-  new OTLPExporterBase<ReadableLogRecord[]>(createOtlpHttpExportDelegate(
-    convertLegacyHttpOptions({ url }, 'LOGS', 'v1/logs', { 'Content-Type': contentType }),
-    serializer, 'otlp_http_log_exporter', LogsExporterMetricsHelper, undefined,
-  )) as unknown as LogExporter;
-
 const EXPORTERS: Record<OtlpProtocol, (url: string) => LogExporter> = {
-  'http/protobuf': (url) => HTTP(url, ProtobufLogsSerializer, 'application/x-protobuf'),
-  'http/json': (url) => HTTP(url, JsonLogsSerializer, 'application/json'),
+  'http/protobuf': (url) => new ProtoExporter({ url }),
+  'http/json': (url) => new JsonExporter({ url }),
   grpc: (url) => {
-    const grpc = require('@opentelemetry/otlp-grpc-exporter-base') as typeof import('@opentelemetry/otlp-grpc-exporter-base');
-    return new OTLPExporterBase<ReadableLogRecord[]>(grpc.createOtlpGrpcExportDelegate(
-      grpc.convertLegacyOtlpGrpcOptions({ url }, 'LOGS'), ProtobufLogsSerializer, 'otlp_grpc_log_exporter', LogsExporterMetricsHelper, undefined,
-      'LogsExportService', '/opentelemetry.proto.collector.logs.v1.LogsService/Export',
-    )) as unknown as LogExporter;
+    const grpc = require('@opentelemetry/exporter-logs-otlp-grpc') as typeof import('@opentelemetry/exporter-logs-otlp-grpc');
+    return new grpc.OTLPLogExporter({ url });
   },
 };
 

@@ -132,7 +132,7 @@ export function parseTrace(text: string, path: string, sidecar: { path: string; 
 
 /** A line that describes the trace rather than a request: it has trace facts and no input. */
 function isHeader(doc: Obj): boolean {
-  if ('input_length' in doc || 'text_input' in doc || 'timestamp' in doc) return false;
+  if ('input_length' in doc || 'text_input' in doc || 'text' in doc || 'timestamp' in doc) return false;
   const facts = factsDoc(doc);
   return ['block_size', 'version', 'start_time', 'start_unix_ms', 'cut', 'sampling'].some((k) => k in facts);
 }
@@ -172,8 +172,8 @@ function blockSizeOf(doc: Obj, where: string): number {
 }
 
 function recordOf(d: Obj, line: number, at: string): TraceRecord {
-  if ('text_input' in d || 'messages' in d || 'payload' in d) {
-    throw new LineError(`${at}: prompts given as text (text_input, messages, payload) are not replayed: bench --replay builds prompts from input_length and hash_ids`);
+  if ('text_input' in d || 'text' in d || 'messages' in d || 'payload' in d) {
+    throw new LineError(`${at}: prompts given as text (text_input, text, messages, payload) are not replayed: bench --replay builds prompts from input_length and hash_ids`);
   }
   const timestamp = d['timestamp'];
   if (timestamp === undefined) throw new LineError(`${at}: timestamp: missing (milliseconds since the trace began): bench --replay sends each request at its recorded time`);

@@ -42,7 +42,7 @@ export function benchCommand(): Command {
     .option('--replay <files...>', 'replay workload traces (recorded by --workload-trace, or Mooncake JSONL) at their recorded times instead of the single-stream and load steps; several files interleave by their start times')
     .option('--replay-speed <x>', 'divide the recorded times by x: 2 replays twice as fast, 0.5 at half speed', '1')
     .option('--replay-model <from=to>', 'ask the target for model TO where the trace recorded FROM (repeatable; *=TO maps every model)', (v: string, acc: string[]) => [...acc, v], [] as string[])
-    .option('--replay-calibrate <bool>', 'measure the target\'s token count of the replay\'s text per API and model first (a few 1-token requests); false: 4 characters per token', 'true')
+    .option('--replay-calibrate <bool>', 'measure the target\'s token count of the replay\'s text per API and model first (two 1-token requests per pair); false: a token per word, no template', 'true')
     .action(async (f: BenchFlags) => runBenchCommand(f));
   bench
     .command('compare <a> <b>')

@@ -68,7 +68,7 @@ test('a hand-written Mooncake file replays: recorded lengths, shared prefixes hi
     assert.equal(rp.speed, 2);
     assert.equal(rp.files[0]!.blockSize, 512);
     assert.equal(rp.calibration![0]!.api, 'chat');
-    assert.equal(rp.calibration![0]!.charsPerToken, 4, 'the simulator counts 4 characters per token');
+    assert.equal(rp.calibration![0]!.tokensPerWord, 1, 'the simulator counts a token per four-character word');
     assert.equal(rp.inputLength.exact, 8, `every prompt as long as recorded: ${JSON.stringify(rp.inputLength)}`);
     assert.equal(rp.outputLength.exact, 8, 'max_tokens with ignore_eos: every reply as long as recorded');
     assert.deepEqual(step.requests.map((s) => s.promptTokens), [1100, 1300, 700, 1536, 900, 400, 1050, 600]);

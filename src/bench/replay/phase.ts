@@ -25,7 +25,7 @@ export interface ReplayOptions {
   speed: number;
   /** --replay-model, as given. */
   models: Record<string, string>;
-  /** Measure the target's tokens per API and model before the replay (default), or assume 4 characters per token. */
+  /** Measure the target's tokens per API and model before the replay (default), or assume a token per word. */
   calibrate: boolean;
 }
 
@@ -78,7 +78,7 @@ export async function runReplay(o: ReplayOptions, ctx: ReplayContext): Promise<{
       const { sample } = await ctx.send({ api, model, maxTokens: 1, stream: true, prompt }, performance.now());
       return { promptTokens: sample.outcome === 'ok' ? sample.promptTokens : null, error: sample.error };
     });
-    progress.done(calibration.map((c) => `${c.api}${c.model ? ` ${c.model}` : ''}: ${c.fallback ?? `${c.charsPerToken.toFixed(2)} chars/token, template ${c.overhead} tokens`}`).join('; '));
+    progress.done(calibration.map((c) => `${c.api}${c.model ? ` ${c.model}` : ''}: ${c.fallback ?? `${c.tokensPerWord.toFixed(3)} tokens/word, template ${c.overhead} tokens`}`).join('; '));
   }
   const scale = (r: ReplayRequest) => scaleFor(calibration, r.api, r.model);
 

@@ -2,51 +2,48 @@
  * Prompts for a replayed request: the recorded input length, sharing exactly the recorded
  * prefixes. Each hash id gives one block of text, the same for the same id (and the same
  * namespace) in every request and on every run; the request's own remainder is text no other
- * request has. The text is words of the simulator's vocabulary (src/sim/text.ts), each word
- * with its leading space, so blocks join at word boundaries and a tokenizer cuts them the same
- * way wherever they stand.
+ * request has.
  *
- * Lengths are in the target's tokens only through a scale: characters of this text per token,
- * and the tokens the API's template adds around the content (chat's role markers), measured
- * by calibrate.ts; without a measurement, the simulator's 4 characters per token and nothing
- * for the template.
+ * The text is words of one token each, so a prompt's length in tokens is its length in words
+ * whatever the engine: common three-letter English words with their leading space, four
+ * characters each. Measured with llama-server's /tokenize, every one of them is exactly one
+ * token in the Llama 2 (SentencePiece), Llama 3 (BPE), Qwen2 and GPT-2 vocabularies, in any
+ * order, and the simulator counts four characters per token (src/sim/text.ts); docs/bench.md
+ * has the figures. Blocks join at word boundaries, so a tokenizer cuts them the same way
+ * wherever they stand. What an engine adds (the chat template, a BOS token) and a tokenizer
+ * that splits some words are measured by calibrate.ts as a scale.
  */
-import { CHARS_PER_TOKEN, TOKENS, fnv1a, nextToken, prng } from '../../sim/text.js';
+import { fnv1a, prng } from '../../sim/text.js';
 import type { ReplayRequest } from './workload.js';
 
 export interface TokenScale {
-  /** Characters of the synthetic text per token of the target's tokenizer. */
-  charsPerToken: number;
+  /** The target's tokens per word of this text (1 for the tokenizers above). */
+  tokensPerWord: number;
   /** Tokens the API's template adds around the content. */
   overhead: number;
 }
 
-export const ESTIMATED_SCALE: TokenScale = { charsPerToken: CHARS_PER_TOKEN, overhead: 0 };
+export const ESTIMATED_SCALE: TokenScale = { tokensPerWord: 1, overhead: 0 };
 
-/** Vocabulary entries from shortest, to end a text on exactly its length. */
-const BY_LENGTH = [...TOKENS].sort((a, b) => a.length - b.length);
+/** One token each, four characters each (leading space included). */
+export const WORDS: readonly string[] = (
+  'the and for was are but not you all can her one our out day get has him his how man new now old see two way who boy ' +
+  'did its let put say she too use any may end off own set try big ask men run yes yet far few got law car air eye job lot ' +
+  'top red six ten age act add ago arm art bad bed bit box buy cut dog due eat fit fly gas hot key kid leg lie low map mix ' +
+  'net oil pay per pop sea sky son sun tax tea via win'
+).split(' ').map((w) => ` ${w}`);
 
-/** Exactly `chars` characters of words, the same for the same seed. */
-export function wordText(seed: number, chars: number): string {
+/** `words` words, the same for the same seed. */
+export function wordText(seed: number, words: number): string {
   const rand = prng(seed);
   let s = '';
-  while (s.length < chars) {
-    const left = chars - s.length;
-    let t = TOKENS[nextToken(rand)]!;
-    if (t.length > left) {
-      // The words that still fit (punctuation always does): the text ends on a whole word.
-      let n = 0;
-      while (n < BY_LENGTH.length && BY_LENGTH[n]!.length <= left) n++;
-      t = BY_LENGTH[Math.floor(rand() * n)]!;
-    }
-    s += t;
-  }
+  for (let i = 0; i < words; i++) s += WORDS[Math.floor(rand() * WORDS.length)]!;
   return s;
 }
 
-/** One hash id's block: `chars` characters (a partial block is the start of the full one). */
-export function blockText(salt: string, namespace: number, hashId: number, fullChars: number, chars = fullChars): string {
-  return wordText(fnv1a(`${salt}|block|${namespace}|${hashId}`), fullChars).slice(0, chars);
+/** One hash id's block of `fullWords` words, or its first `words` (a partial block). */
+export function blockText(salt: string, namespace: number, hashId: number, fullWords: number, words = fullWords): string {
+  return wordText(fnv1a(`${salt}|block|${namespace}|${hashId}`), fullWords).slice(0, 4 * words);
 }
 
 type PromptRequest = Pick<ReplayRequest, 'file' | 'namespace' | 'blockSize'> & { record: Pick<ReplayRequest['record'], 'line' | 'inputLength' | 'hashIds'> };
@@ -61,16 +58,14 @@ type PromptRequest = Pick<ReplayRequest, 'file' | 'namespace' | 'blockSize'> & {
  */
 export function replayPrompt(req: PromptRequest, scale: TokenScale, salt = 'replay'): string {
   const { inputLength, hashIds, line } = req.record;
-  const target = Math.max(1, inputLength - scale.overhead);
-  const fullChars = Math.max(1, Math.round(req.blockSize * scale.charsPerToken));
+  const words = (tokens: number) => Math.max(0, Math.round(tokens / scale.tokensPerWord));
+  const fullWords = Math.max(1, words(req.blockSize));
+  const wanted = Math.max(1, words(inputLength - scale.overhead));
   let text = '';
-  let tokens = 0;
   for (const [i, id] of hashIds.entries()) {
     const size = i === hashIds.length - 1 ? Math.min(req.blockSize, inputLength - i * req.blockSize) : req.blockSize;
-    text += blockText(salt, req.namespace, id, fullChars, size === req.blockSize ? fullChars : Math.round(size * scale.charsPerToken));
-    tokens += size;
+    text += blockText(salt, req.namespace, id, fullWords, size === req.blockSize ? fullWords : words(size));
+    if (text.length >= 4 * wanted) return text.slice(0, 4 * wanted);
   }
-  const wanted = Math.max(1, Math.round(target * scale.charsPerToken));
-  if (tokens >= target) return text.slice(0, wanted);
-  return text + wordText(fnv1a(`${salt}|tail|${req.file}|${line}`), Math.max(0, wanted - text.length));
+  return text + wordText(fnv1a(`${salt}|tail|${req.file}|${line}`), wanted - text.length / 4);
 }

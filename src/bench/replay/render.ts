@@ -43,9 +43,9 @@ export function renderReplay(r: ReplayReport): string[] {
   for (const f of r.files) out.push(`| ${f.path} | ${f.requests} | ${f.blockSize}${f.blockSizeFrom === 'default' ? " (Mooncake's default)" : ''} | ${f.cut ?? DASH} | ${f.sampling === null ? DASH : pct(f.sampling, 1)} | ${f.startTime ?? DASH} |`);
   out.push('');
   const cal = r.calibration;
-  if (cal === null) out.push('Prompt lengths: 4 characters per token assumed (--replay-calibrate false).', '');
+  if (cal === null) out.push('Prompt lengths: a token per word assumed, no template (--replay-calibrate false).', '');
   else {
-    out.push(`Prompt lengths, measured on the target (${cal.length} API/model pair${cal.length === 1 ? '' : 's'}): ${cal.map((c) => `${c.api}${c.model ? ` ${c.model}` : ''} ${c.fallback ?? `${num(c.charsPerToken)} characters per token, template ${c.overhead} tokens`}`).join('; ')}.`, '');
+    out.push(`Prompt lengths, measured on the target (${cal.length} API/model pair${cal.length === 1 ? '' : 's'}): ${cal.map((c) => `${c.api}${c.model ? ` ${c.model}` : ''} ${c.fallback ?? `${num(c.tokensPerWord, 3)} tokens per word, template ${c.overhead} tokens`}`).join('; ')}.`, '');
   }
   const mapped = Object.entries(r.models);
   if (mapped.length) out.push(`Models mapped: ${mapped.map(([a, b]) => `${a} → ${b}`).join(', ')}.`, '');

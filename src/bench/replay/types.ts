@@ -31,7 +31,7 @@ export interface ReplayReport {
   speed: number;
   /** --replay-model: recorded model → the model asked for (`*`: every model). */
   models: Record<string, string>;
-  /** How the target's tokens were measured per API and model; null: not calibrated (4 characters per token). */
+  /** How the target's tokens were measured per API and model; null: not calibrated (a token per word). */
   calibration: Calibration[] | null;
   /** Whether the recorded output length was forced (ignore_eos); when not, why. */
   ignoreEos: boolean;

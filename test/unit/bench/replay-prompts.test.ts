@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { blockText, replayPrompt, wordText } from '../../../src/bench/replay/prompts.js';
+import { WORDS, blockText, replayPrompt, wordText } from '../../../src/bench/replay/prompts.js';
 import { fit, scaleFor } from '../../../src/bench/replay/calibrate.js';
 import { niceBucket, traceStats, unboundedCache, type ReuseModel } from '../../../src/bench/replay/stats.js';
 import { renderTraceStats } from '../../../src/bench/replay/stats-render.js';
@@ -15,7 +15,9 @@ import { buildWorkload } from '../../../src/bench/replay/workload.js';
 import { estimateTokens } from '../../../src/sim/text.js';
 
 const req = (line: number, inputLength: number, hashIds: number[], blockSize = 16, file = 0) => ({ file, namespace: file, blockSize, record: { line, inputLength, hashIds } });
-const scale = { charsPerToken: 4, overhead: 0 };
+const scale = { tokensPerWord: 1, overhead: 0 };
+/** Characters of a block of 16 one-token words. */
+const BLOCK = 16 * 4;
 
 /** Length of the common prefix of two strings. */
 function common(a: string, b: string): number {
@@ -24,64 +26,65 @@ function common(a: string, b: string): number {
   return n;
 }
 
-test('word text: exactly the length asked, whole words, the same for the same seed', () => {
-  for (const chars of [0, 1, 2, 3, 7, 64, 2048, 2049]) {
-    const t = wordText(42, chars);
-    assert.equal(t.length, chars);
-    assert.equal(t, wordText(42, chars));
+test('word text: one-token words of four characters, as many as asked, the same for the same seed', () => {
+  assert.ok(WORDS.length >= 100 && WORDS.every((w) => /^ [a-z]{3}$/.test(w)));
+  for (const words of [0, 1, 7, 512]) {
+    const t = wordText(42, words);
+    assert.equal(t.length, 4 * words);
+    assert.equal(t, wordText(42, words));
+    assert.equal(estimateTokens(t || 'x'), Math.max(1, words), 'the simulator counts a token per word');
   }
-  assert.notEqual(wordText(1, 200), wordText(2, 200));
-  assert.match(wordText(3, 400), /^( [a-z]+|[.,?;:])+$/, 'words of the vocabulary, each with its space, and punctuation');
+  assert.notEqual(wordText(1, 50), wordText(2, 50));
 });
 
 test('shared leading hash ids give byte-identical prefixes, exactly as long as the shared blocks', () => {
-  const blockChars = 16 * 4;
   const a = replayPrompt(req(1, 64, [1, 2, 3, 4]), scale);
   const b = replayPrompt(req(2, 64, [1, 2, 7, 8]), scale);
   const c = replayPrompt(req(3, 64, [9, 2, 3, 4]), scale);
-  assert.equal(a.slice(0, 2 * blockChars), b.slice(0, 2 * blockChars), 'two shared blocks: the first 128 characters match byte for byte');
-  assert.ok(common(a, b) < 2 * blockChars + 16, `they part at the third block (common prefix ${common(a, b)} chars)`);
-  assert.ok(common(a, c) < 16, 'a different first id shares (almost) nothing, even with later ids equal');
+  assert.equal(a.slice(0, 2 * BLOCK), b.slice(0, 2 * BLOCK), 'two shared blocks: the first 32 words match byte for byte');
+  assert.ok(common(a, b) < 2 * BLOCK + 12, `they part at the third block (common prefix ${common(a, b)} chars)`);
+  assert.ok(common(a, c) < 12, 'a different first id shares (almost) nothing, even with later ids equal');
   assert.equal(replayPrompt(req(1, 64, [1, 2, 3, 4]), scale), a, 'the same line gives the same prompt on every run');
-  assert.equal(a.slice(blockChars, 2 * blockChars), blockText('replay', 0, 2, blockChars));
-  assert.notEqual(replayPrompt(req(1, 64, [1, 2, 3, 4], 16, 1), scale).slice(0, 64), a.slice(0, 64), 'another file: another namespace, other blocks');
-  assert.ok(common(replayPrompt(req(1, 64, [1, 2, 3, 4]), scale, 'warmup 0'), a) < 16, 'warm-up text caches nothing the replay asks');
+  assert.equal(a.slice(BLOCK, 2 * BLOCK), blockText('replay', 0, 2, 16));
+  assert.ok(common(replayPrompt(req(1, 64, [1, 2, 3, 4], 16, 1), scale), a) < 12, 'another file: another namespace, other blocks');
+  assert.ok(common(replayPrompt(req(1, 64, [1, 2, 3, 4]), scale, 'warmup 0'), a) < 12, 'warm-up text caches nothing the replay asks');
 });
 
-test('lengths: the recorded input length in the scale\'s characters, the template\'s tokens left out; the three block layouts', () => {
+test('lengths: the recorded input length in words of the scale, the template\'s tokens left out; the three block layouts', () => {
   // Full blocks, then a remainder of its own: no other request has it.
   const full = replayPrompt(req(1, 40, [1, 2]), scale);
   assert.equal(full.length, 160);
   assert.equal(estimateTokens(full), 40, 'the simulator counts the recorded input length');
   const other = replayPrompt(req(2, 40, [1, 2]), scale);
-  assert.equal(common(full, other) >= 128 && common(full, other) < 140, true, 'same ids, different remainders');
+  assert.ok(common(full, other) >= 2 * BLOCK && common(full, other) < 2 * BLOCK + 12, 'same ids, different remainders');
   // Mooncake's own layout: the last id a partial block (the start of that id's full block).
   const partial = replayPrompt(req(3, 20, [1, 5]), scale);
   assert.equal(partial.length, 80);
-  assert.equal(partial.slice(64), blockText('replay', 0, 5, 64).slice(0, 16));
+  assert.equal(partial.slice(BLOCK), blockText('replay', 0, 5, 16).slice(0, 16));
   // Ids for a prefix only.
   assert.equal(replayPrompt(req(4, 100, [1]), scale).length, 400);
-  // The template's 6 tokens: 6 fewer tokens of content; when they eat into the blocks the last are cut, the first still shared.
-  const templated = replayPrompt(req(5, 32, [1, 2]), { charsPerToken: 4, overhead: 6 });
+  // The template's 6 tokens: 6 fewer words; when they eat into the blocks the last are cut, the first still shared.
+  const templated = replayPrompt(req(5, 32, [1, 2]), { tokensPerWord: 1, overhead: 6 });
   assert.equal(templated.length, (32 - 6) * 4);
-  assert.equal(templated.slice(0, 64), full.slice(0, 64));
-  // A tokenizer that makes 4.6 characters of our text per token: blocks of 74 characters.
-  const wide = replayPrompt(req(6, 48, [1, 2, 3]), { charsPerToken: 4.6, overhead: 0 });
-  assert.equal(wide.length, Math.round(48 * 4.6));
-  assert.equal(wide.slice(0, 74), blockText('replay', 0, 1, 74));
+  assert.equal(templated.slice(0, BLOCK), full.slice(0, BLOCK));
+  // A tokenizer that splits some words (1.25 tokens per word): blocks of 13 words.
+  const split = replayPrompt(req(6, 48, [1, 2, 3]), { tokensPerWord: 1.25, overhead: 0 });
+  assert.equal(split.length, Math.round(48 / 1.25) * 4);
+  assert.equal(split.slice(0, 13 * 4), blockText('replay', 0, 1, 13));
 });
 
-test('calibration: a line through two probes gives characters per token and the template; without counts, the estimate', () => {
-  const sim = fit([{ chars: 128, promptTokens: Math.ceil((128 + 23) / 4), error: null }, { chars: 4096, promptTokens: Math.ceil((4096 + 23) / 4), error: null }]);
-  assert.deepEqual(sim, { charsPerToken: 4, overhead: 6, fallback: null });
-  const bpe = fit([{ chars: 128, promptTokens: 30 + 28, error: null }, { chars: 4096, promptTokens: 890 + 28, error: null }]);
-  assert.ok(Math.abs(bpe.charsPerToken - 3968 / 860) < 1e-9);
-  assert.equal(bpe.overhead, 30 + 28 - Math.round(128 / (3968 / 860)));
-  assert.match(fit([{ chars: 128, promptTokens: null, error: 'http 400' }, { chars: 4096, promptTokens: 900, error: null }]).fallback!, /no prompt token count from the target \(http 400\)/);
-  assert.match(fit([{ chars: 128, promptTokens: 50, error: null }, { chars: 4096, promptTokens: 50, error: null }]).fallback!, /counted 50 and 50 tokens/);
-  const cal = [{ api: 'chat' as const, model: null, charsPerToken: 4.5, overhead: 7, probes: [], fallback: null }];
-  assert.equal(scaleFor(cal, 'chat', null).charsPerToken, 4.5);
-  assert.equal(scaleFor(cal, 'completions', null).charsPerToken, 4, 'an uncalibrated pair keeps the estimate');
+test('calibration: a line through two probes gives tokens per word and the template; without counts, the estimate', () => {
+  const sim = fit([{ words: 32, promptTokens: Math.ceil((32 * 4 + 23) / 4), error: null }, { words: 1024, promptTokens: Math.ceil((1024 * 4 + 23) / 4), error: null }]);
+  assert.deepEqual(sim, { tokensPerWord: 1, overhead: 6, fallback: null });
+  const spm = fit([{ words: 32, promptTokens: 32 + 29, error: null }, { words: 1024, promptTokens: 1024 + 29, error: null }]);
+  assert.deepEqual(spm, { tokensPerWord: 1, overhead: 29, fallback: null });
+  const splits = fit([{ words: 32, promptTokens: 40 + 10, error: null }, { words: 1024, promptTokens: 1280 + 10, error: null }]);
+  assert.deepEqual(splits, { tokensPerWord: 1.25, overhead: 10, fallback: null });
+  assert.match(fit([{ words: 32, promptTokens: null, error: 'http 400' }, { words: 1024, promptTokens: 900, error: null }]).fallback!, /no prompt token count from the target \(http 400\): a token per word assumed/);
+  assert.match(fit([{ words: 32, promptTokens: 50, error: null }, { words: 1024, promptTokens: 50, error: null }]).fallback!, /counted 50 and 50 tokens/);
+  const cal = [{ api: 'chat' as const, model: null, tokensPerWord: 1.1, overhead: 7, probes: [], fallback: null }];
+  assert.equal(scaleFor(cal, 'chat', null).tokensPerWord, 1.1);
+  assert.equal(scaleFor(cal, 'completions', null).tokensPerWord, 1, 'an uncalibrated pair keeps the estimate');
 });
 
 test('trace stats: unbounded prefix reuse counts each request\'s leading run of blocks already seen', () => {

@@ -12,6 +12,9 @@ import { buildWorkload } from './replay/workload.js';
 import { traceStats } from './replay/stats.js';
 import { renderTraceStats } from './replay/stats-render.js';
 
+/** Rows of the arrival table, at most: one per bucket over the trace. */
+const MAX_ROWS = 10_000;
+
 interface StatsFlags {
   bucket?: string;
   json?: boolean;
@@ -27,6 +30,8 @@ export function traceCommand(): Command {
     .action((files: string[], f: StatsFlags) => {
       const bucketSeconds = f.bucket === undefined ? undefined : bucket(f.bucket);
       const workload = buildWorkload(files.map((p) => readTraceFile(p, 'trace stats')), 1, new Map());
+      const rows = bucketSeconds === undefined ? 0 : workload.recordedSpanMs / 1000 / bucketSeconds;
+      if (rows > MAX_ROWS) throw new ConfigError('--bucket', `${f.bucket} makes ${Math.ceil(rows)} rows of this ${(workload.recordedSpanMs / 1000).toFixed(0)} s trace (at most ${MAX_ROWS}): choose a wider bucket`);
       const stats = traceStats(workload, { bucketSeconds });
       process.stdout.write(f.json ? JSON.stringify(stats, null, 1) + '\n' : renderTraceStats(stats));
       for (const note of workload.notes) process.stderr.write(`trace stats: ${note}\n`);

@@ -86,7 +86,9 @@ test('a hand-written Mooncake file replays: recorded lengths, shared prefixes hi
     assert.match(md, /## Replay: recorded beside replayed \(×2\)/);
     assert.match(md, /\| input tokens P50 \/ P95 \/ P99 \| (\d+ \/ \d+ \/ \d+) \| \1 \|/);
     assert.match(md, /Input length against the recorded one: 8 of 8 exact/);
-    assert.match(readFileSync(join(out, 'bench.html'), 'utf8'), /Replay: recorded beside replayed/);
+    const html = readFileSync(join(out, 'bench.html'), 'utf8');
+    assert.match(html, /Replay: recorded beside replayed/);
+    assert.match(html, /aria-label="Replay: arrivals over time"/);
 
     const stats = await cli(['trace', 'stats', HAND, '--json']);
     assert.equal(stats.code, 0, stats.stderr);

@@ -1,6 +1,9 @@
-/** The replay's section of bench.md (and so of bench.html): the recorded run beside the replayed one. */
+/** The replay's section of bench.md (and so of bench.html): the recorded run beside the replayed one; its charts in bench.html. */
 import { DASH, msText, num, pct } from '../format.js';
-import { BENCH_SLOS, type Distribution } from '../stats.js';
+import { BENCH_SLOS, percentile, type Distribution } from '../stats.js';
+import type { RequestSample, StepReport } from '../report.js';
+import { COLORS, lineChart } from '../svg.js';
+import { bucketOf, niceBucket } from './stats.js';
 import type { ReplayReport, ReplaySide } from './types.js';
 
 export function renderReplay(r: ReplayReport): string[] {
@@ -55,4 +58,25 @@ export function renderReplay(r: ReplayReport): string[] {
 
 function pctSigned(v: number | null): string {
   return v === null ? DASH : `${v >= 0 ? '+' : ''}${(v * 100).toFixed(1)}%`;
+}
+
+/** The replay over time, for bench.html: arrivals due and sent per bucket, and the TTFT of what was sent in each. */
+export function replayCharts(st: StepReport): string[] {
+  const reqs = st.requests.filter((s) => s.replay);
+  if (reqs.length === 0) return [];
+  const last = Math.max(...reqs.map((s) => Math.max(s.start, s.replay!.scheduled)));
+  const width = niceBucket(last);
+  const x = Array.from({ length: bucketOf(last, width) + 1 }, (_, i) => Number((i * width).toFixed(3)));
+  const per = (f: (s: RequestSample) => number) => x.map((_, i) => reqs.filter((s) => bucketOf(f(s), width) === i).length / width);
+  const ttft = (q: number) => x.map((_, i) => {
+    const v = reqs.filter((s) => bucketOf(s.start, width) === i && s.outcome === 'ok' && s.ttft !== null).map((s) => s.ttft!).sort((a, b) => a - b);
+    return v.length ? percentile(v, q) * 1000 : null;
+  });
+  return [
+    lineChart({ title: 'Replay: arrivals over time', yLabel: 'req/s', x, series: [
+      { name: 'due', color: COLORS.grey, dashed: true, values: per((s) => s.replay!.scheduled) },
+      { name: 'sent', color: COLORS.p50, values: per((s) => s.start) }] }),
+    lineChart({ title: 'Replay: TTFT by send time', yLabel: 'ms', x, series: [
+      { name: 'P50', color: COLORS.p50, values: ttft(50) }, { name: 'P99', color: COLORS.p99, values: ttft(99) }] }),
+  ];
 }

@@ -91,6 +91,11 @@ export interface TraceStats {
   reuse: ReuseFigure[];
 }
 
+/** The bucket a time falls in; the epsilon keeps 0.6 / 0.1 in bucket 6, where decimal arithmetic puts it. */
+export function bucketOf(seconds: number, width: number): number {
+  return Math.floor(seconds / width + 1e-9);
+}
+
 /** A bucket width that gives about 20 rows: 1, 2, 5 × a power of ten seconds. */
 export function niceBucket(spanSeconds: number): number {
   const raw = Math.max(spanSeconds / 20, 1e-3);
@@ -102,16 +107,14 @@ export function traceStats(w: Workload, opts: { bucketSeconds?: number; models?:
   const reqs = w.requests;
   const spanSeconds = reqs.length ? reqs[reqs.length - 1]!.atMs / 1000 : 0;
   const bucketSeconds = opts.bucketSeconds ?? niceBucket(spanSeconds);
-  const rate: RateBucket[] = [];
-  for (let start = 0, i = 0; i < reqs.length; start += bucketSeconds) {
-    let n = 0;
-    let input = 0;
-    while (i < reqs.length && reqs[i]!.atMs / 1000 < start + bucketSeconds) {
-      n++;
-      input += reqs[i]!.record.inputLength;
-      i++;
-    }
-    rate.push({ start: round(start), requests: n, requestsPerSecond: n / bucketSeconds, inputTokensPerSecond: input / bucketSeconds });
+  const rate: RateBucket[] = Array.from({ length: reqs.length ? bucketOf(spanSeconds, bucketSeconds) + 1 : 0 }, (_, i) => ({
+    start: round(i * bucketSeconds), requests: 0, requestsPerSecond: 0, inputTokensPerSecond: 0,
+  }));
+  for (const r of reqs) {
+    const b = rate[bucketOf(r.atMs / 1000, bucketSeconds)]!;
+    b.requests++;
+    b.requestsPerSecond += 1 / bucketSeconds;
+    b.inputTokensPerSecond += r.record.inputLength / bucketSeconds;
   }
   const models = opts.models ?? [unboundedCache()];
   const reuse = models.map((m) => ({ model: m, hit: 0, prompt: 0, requestsHit: 0 }));

@@ -104,8 +104,8 @@ export async function runBench(o: BenchOptions, hooks: BenchHooks = {}): Promise
       engine,
     },
     config: {
-      target: o.target, model, route: reportRoute(o.route), inputTokens: o.promptsFile ? null : o.inputTokens, outputTokens: o.outputTokens,
-      prompts: prompts.source, tokenEstimate: TOKEN_ESTIMATE, ignoreEos, warmup: o.warmup, requests: o.requests,
+      target: o.target, model, route: reportRoute(o.route), inputTokens: o.promptsFile || o.replay ? null : o.inputTokens, outputTokens: o.outputTokens,
+      prompts: o.replay ? `replayed traces: ${o.replay.files.join(', ')}` : prompts.source, tokenEstimate: TOKEN_ESTIMATE, ignoreEos, warmup: o.warmup, requests: o.requests,
       qps: o.qps, concurrency: o.concurrency, durationSeconds: o.durationSeconds, arrivals: o.arrivals, seed: o.seed,
       slo: o.slo, engineMetrics: metricsUrl, sampleIntervalSeconds: o.sampleIntervalMs / 1000,
     },

@@ -159,6 +159,7 @@ function replayOptions(f: BenchFlags): ReplayOptions {
   });
   const models = flag('--replay-model', () => parseModelMap(f.replayModel ?? []));
   const calibrate = flag('--replay-calibrate', () => parseBool(f.replayCalibrate ?? 'true'));
+  const api = f.api === undefined ? undefined : flag('--api', () => oneOf(APIS)(f.api!));
   const traces = files.map((p) => readTraceFile(p, '--replay'));
-  return { files, workload: buildWorkload(traces, speed, models), speed, models: Object.fromEntries(models), calibrate };
+  return { files, workload: buildWorkload(traces, speed, models, api), speed, models: Object.fromEntries(models), calibrate };
 }

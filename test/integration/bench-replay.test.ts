@@ -185,7 +185,9 @@ test('a malformed line stops the bench before it starts, naming the file and lin
   try {
     const report = await replay(sim.url, [AIPERF], { replaySpeed: '40' });
     assert.equal(report.steps[0]!.summary.ok, 3);
-    assert.deepEqual(report.steps[0]!.requests.map((s) => [s.promptTokens, s.outputTokens]), [[655, 52], [672, 26], [655, 52]]);
+    assert.deepEqual(report.steps[0]!.requests.map((s) => [s.replay!.api, s.promptTokens, s.outputTokens]), [['chat', 655, 52], ['chat', 672, 26], ['chat', 655, 52]]);
+    const completions = await replay(sim.url, [AIPERF], { replaySpeed: '40', api: 'completions' });
+    assert.deepEqual(completions.steps[0]!.requests.map((s) => [s.replay!.api, s.promptTokens]), [['completions', 655], ['completions', 672], ['completions', 655]], '--api sets the API of lines that record none');
   } finally {
     await sim.close();
   }

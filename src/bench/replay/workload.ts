@@ -41,7 +41,8 @@ export interface Workload {
   notes: string[];
 }
 
-export function buildWorkload(files: readonly TraceFile[], speed: number, models: ReadonlyMap<string, string>): Workload {
+/** `defaultApi`: the API of lines that record none (`--api`, else chat). */
+export function buildWorkload(files: readonly TraceFile[], speed: number, models: ReadonlyMap<string, string>, defaultApi: ApiName = DEFAULT_API): Workload {
   const notes: string[] = [];
   const known = files.map((f) => f.meta.startUnixMs).filter((v): v is number => v !== null);
   const first = known.length ? Math.min(...known) : 0;
@@ -63,7 +64,7 @@ export function buildWorkload(files: readonly TraceFile[], speed: number, models
     const model = (recorded !== null ? models.get(recorded) : undefined) ?? models.get(ANY_MODEL) ?? recorded;
     if (recorded !== null && model === recorded && models.size > 0) unmapped.add(recorded);
     return {
-      file, record, atMs: (abs - origin) / speed, api: record.api ?? DEFAULT_API, model,
+      file, record, atMs: (abs - origin) / speed, api: record.api ?? defaultApi, model,
       stream: record.stream ?? DEFAULT_STREAM, blockSize: files[file]!.meta.blockSize, namespace: file,
     };
   });

@@ -64,7 +64,7 @@ function pctSigned(v: number | null): string {
 export function replayCharts(st: StepReport): string[] {
   const reqs = st.requests.filter((s) => s.replay);
   if (reqs.length === 0) return [];
-  const last = Math.max(...reqs.map((s) => Math.max(s.start, s.replay!.scheduled)));
+  const last = reqs.reduce((m, s) => Math.max(m, s.start, s.replay!.scheduled), 0);
   const width = niceBucket(last);
   const x = Array.from({ length: bucketOf(last, width) + 1 }, (_, i) => Number((i * width).toFixed(3)));
   const per = (f: (s: RequestSample) => number) => x.map((_, i) => reqs.filter((s) => bucketOf(f(s), width) === i).length / width);

@@ -41,7 +41,7 @@ export function recordedSide(w: Workload, slo: Thresholds): ReplaySide {
   const judged: Thresholds = {};
   for (const n of BENCH_SLOS) if (has[n] && slo[n] !== undefined) judged[n] = slo[n];
   const first = samples.length ? samples[0]!.start : 0;
-  const finish = has.e2e ? Math.max(...samples.map((s) => s.start + (Number.isFinite(s.e2e) ? s.e2e : 0))) : null;
+  const finish = has.e2e ? samples.reduce((m, s) => Math.max(m, s.start + (Number.isFinite(s.e2e) ? s.e2e : 0)), 0) : null;
   const seconds = finish === null ? 0 : finish - first;
   const sum = summarizePhase(samples, seconds, judged, 0);
   const cached = w.requests.filter((r) => r.record.cachedInputTokens !== null);
@@ -89,6 +89,7 @@ export function lengthAgreement(samples: readonly RequestSample[], which: 'input
 
 function rate(starts: readonly number[]): number | null {
   if (starts.length < 2) return null;
-  const span = Math.max(...starts) - Math.min(...starts);
+  // A reduce, not Math.max(...starts): a trace can have more lines than a call has arguments.
+  const span = starts.reduce((m, x) => Math.max(m, x), -Infinity) - starts.reduce((m, x) => Math.min(m, x), Infinity);
   return span > 0 ? (starts.length - 1) / span : null;
 }

@@ -152,11 +152,17 @@ export function traceStats(w: Workload, opts: { bucketSeconds?: number; models?:
 }
 
 function histogram(reqs: readonly ReplayRequest[]): TraceStats['lengthHistogram'] {
-  const top = Math.max(1, ...reqs.map((r) => Math.max(r.record.inputLength, r.record.outputLength)));
+  const top = reqs.reduce((m, r) => Math.max(m, r.record.inputLength, r.record.outputLength), 1);
   const out: TraceStats['lengthHistogram'] = [];
-  for (let upTo = 16, below = 0; below < top; below = upTo, upTo *= 2) {
-    const within = (n: number) => n > below && n <= upTo;
-    out.push({ upTo, input: reqs.filter((r) => within(r.record.inputLength)).length, output: reqs.filter((r) => within(r.record.outputLength) || (below === 0 && r.record.outputLength === 0)).length });
+  for (let upTo = 16; ; upTo *= 2) {
+    out.push({ upTo, input: 0, output: 0 });
+    if (upTo >= top) break;
+  }
+  // Power-of-two rows from 16: a length falls in the first row whose bound holds it (0 and 1–16 in the first).
+  const row = (n: number) => Math.max(0, Math.ceil(Math.log2(Math.max(n, 1) / 16)));
+  for (const r of reqs) {
+    out[row(r.record.inputLength)]!.input++;
+    out[row(r.record.outputLength)]!.output++;
   }
   return out;
 }

@@ -105,6 +105,8 @@ test('trace stats: unbounded prefix reuse counts each request\'s leading run of 
   assert.deepEqual(s.api, { 'chat (not recorded)': 2, chat: 1, completions: 1 });
   assert.deepEqual(s.inputTokens.max, 30);
   assert.equal(s.rate.reduce((a, b) => a + b.requests, 0), 4);
+  assert.deepEqual(s.lengthHistogram, [{ upTo: 16, input: 1, output: 4 }, { upTo: 32, input: 3, output: 0 }]);
+  assert.deepEqual(s.rate.map((b) => b.requests), [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 1], 'buckets of 0.2 s: 1.0 s falls in the sixth, as decimal arithmetic says');
   assert.match(renderTraceStats(s), /\| unbounded: every block ever seen stays cached: the most any prefix cache could reuse \| 30 of 99 \| 30\.3% \| 2 \|/);
 });
 

@@ -161,5 +161,6 @@ function replayOptions(f: BenchFlags): ReplayOptions {
   const calibrate = flag('--replay-calibrate', () => parseBool(f.replayCalibrate ?? 'true'));
   const api = f.api === undefined ? undefined : flag('--api', () => oneOf(APIS)(f.api!));
   const traces = files.map((p) => readTraceFile(p, '--replay'));
-  return { files, workload: buildWorkload(traces, speed, models, api), speed, models: Object.fromEntries(models), calibrate };
+  const seed = flag('--seed', () => count(f.seed, 0));
+  return { files, workload: buildWorkload(traces, speed, models, api), speed, models: Object.fromEntries(models), calibrate, seed };
 }

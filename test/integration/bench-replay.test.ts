@@ -16,6 +16,7 @@ import { startSimulator } from '../../src/sim/index.js';
 import { runBench } from '../../src/bench/run.js';
 import { resolveBenchOptions, type BenchFlags } from '../../src/bench/options.js';
 import type { BenchReport } from '../../src/bench/report.js';
+import { renderMarkdown } from '../../src/bench/markdown.js';
 import { ConfigError } from '../../src/lib/errors.js';
 import { CLI } from '../fakes/infermeter-process.js';
 import { reportValidator } from '../unit/bench/fixture.js';
@@ -110,6 +111,23 @@ test('the prefix-cache hits follow the hash ids: the same lengths with no id sha
     assert.equal(report.replay!.reuse[0]!.hitTokens, 0);
     assert.equal(sim.state().prefixHitTokens, 0);
     assert.equal(report.replay!.replayed.prefixCacheHitRatio, 0);
+  } finally {
+    await sim.close();
+  }
+});
+
+test('a second replay with the same --seed finds its text cached (and the report says so); another seed replays fresh text', { timeout: 60_000 }, async () => {
+  const sim = await startSimulator({ listen: '127.0.0.1:0', decodeStepMs: 2, prefillTps: 0, stepPerSeqMs: 0 });
+  try {
+    const expected = 3584 / 7586;
+    const first = await replay(sim.url, [HAND], { replaySpeed: '4' });
+    assert.ok(Math.abs(first.replay!.replayed.prefixCacheHitRatio! - expected) < 0.02);
+    assert.doesNotMatch(renderMarkdown(first), /Warning/);
+    const again = await replay(sim.url, [HAND], { replaySpeed: '4' });
+    assert.ok(again.replay!.replayed.prefixCacheHitRatio! > 0.9, `the same text again: ${again.replay!.replayed.prefixCacheHitRatio}`);
+    assert.match(renderMarkdown(again), /\*\*Warning\*\*: the engine found 9\d\.\d% of prompt tokens cached, more than the trace's own prefixes allow/);
+    const fresh = await replay(sim.url, [HAND], { replaySpeed: '4', seed: '43' });
+    assert.ok(Math.abs(fresh.replay!.replayed.prefixCacheHitRatio! - expected) < 0.02, `another seed: ${fresh.replay!.replayed.prefixCacheHitRatio}`);
   } finally {
     await sim.close();
   }

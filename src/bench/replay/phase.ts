@@ -27,6 +27,11 @@ export interface ReplayOptions {
   models: Record<string, string>;
   /** Measure the target's tokens per API and model before the replay (default), or assume a token per word. */
   calibrate: boolean;
+  /**
+   * --seed: the text of every block and remainder. The same seed replays the same text (an
+   * engine still holding it from an earlier replay finds it cached); another seed, other text.
+   */
+  seed: number;
 }
 
 /** One request as the replay asks for it. */
@@ -87,7 +92,7 @@ export async function runReplay(o: ReplayOptions, ctx: ReplayContext): Promise<{
     progress.phase(`warm-up (${ctx.warmup} requests of the trace's shapes, fresh text, not counted)`);
     for (let i = 0; i < ctx.warmup && !ctx.aborted(); i++) {
       const r = w.requests[i % w.requests.length]!;
-      const { sample } = await ctx.send({ api: r.api, model: r.model, stream: r.stream, maxTokens: Math.min(WARMUP_MAX_TOKENS, Math.max(1, r.record.outputLength)), prompt: replayPrompt(r, scale(r), `warmup ${i}`) }, performance.now());
+      const { sample } = await ctx.send({ api: r.api, model: r.model, stream: r.stream, maxTokens: Math.min(WARMUP_MAX_TOKENS, Math.max(1, r.record.outputLength)), prompt: replayPrompt(r, scale(r), `warmup ${o.seed} ${i}`) }, performance.now());
       warmup.requests++;
       if (sample.outcome === 'ok') warmup.ok++;
       progress.update((i + 1) / ctx.warmup, `${i + 1}/${ctx.warmup}`);
@@ -104,7 +109,7 @@ export async function runReplay(o: ReplayOptions, ctx: ReplayContext): Promise<{
     await ctx.monitor.sampleEngine();
     const t0 = performance.now();
     const startedAt = (t0 - ctx.origin) / 1000;
-    samples = await schedule(w.requests, t0, ctx, scale);
+    samples = await schedule(w.requests, t0, ctx, (r) => replayPrompt(r, scale(r), `replay ${o.seed}`));
     seconds = (performance.now() - t0) / 1000;
     await ctx.monitor.sampleEngine();
     const window = ctx.monitor.between(startedAt, (performance.now() - ctx.origin) / 1000);
@@ -140,7 +145,7 @@ function replaySummary(samples: readonly RequestSample[], seconds: number, slo: 
 }
 
 /** Every request at its time, whatever the server's speed; then waits for all. */
-async function schedule(reqs: readonly ReplayRequest[], t0: number, ctx: ReplayContext, scale: (r: ReplayRequest) => ReturnType<typeof scaleFor>): Promise<RequestSample[]> {
+async function schedule(reqs: readonly ReplayRequest[], t0: number, ctx: ReplayContext, prompt: (r: ReplayRequest) => string): Promise<RequestSample[]> {
   const pending: Promise<RequestSample>[] = [];
   let done = 0;
   for (const r of reqs) {
@@ -151,7 +156,7 @@ async function schedule(reqs: readonly ReplayRequest[], t0: number, ctx: ReplayC
       ctx.progress.update(Math.min(1, (performance.now() - t0) / Math.max(1, reqs[reqs.length - 1]!.atMs)), `sent ${pending.length}, done ${done}`);
     }
     if (ctx.aborted()) break;
-    const spec: SendSpec = { api: r.api, model: r.model, stream: r.stream, maxTokens: Math.max(1, r.record.outputLength), prompt: replayPrompt(r, scale(r)) };
+    const spec: SendSpec = { api: r.api, model: r.model, stream: r.stream, maxTokens: Math.max(1, r.record.outputLength), prompt: prompt(r) };
     pending.push(ctx.send(spec, t0).then(({ sample, cachedTokens }) => {
       done++;
       sample.replay = {

@@ -6,6 +6,9 @@ import { COLORS, lineChart } from '../svg.js';
 import { bucketOf, niceBucket } from './stats.js';
 import type { ReplayReport, ReplaySide } from './types.js';
 
+/** Hits beyond what the trace's prefixes allow by more than this were cached before the replay began. */
+const STALE_CACHE = 0.1;
+
 export function renderReplay(r: ReplayReport): string[] {
   const out: string[] = [`## Replay: recorded beside replayed (×${r.speed})`, ''];
   const rec = r.recorded;
@@ -34,6 +37,9 @@ export function renderReplay(r: ReplayReport): string[] {
   if (r.speed !== 1 && rec.arrivalRate !== null) out.push(`At ×${r.speed} the recorded arrival rate becomes ${num(rec.arrivalRate * r.speed)} req/s.`, '');
   const unbounded = r.reuse.find((x) => x.model === 'unbounded');
   if (unbounded) out.push(`The trace's hash ids let an unbounded prefix cache reuse ${pct(unbounded.share, 1)} of prompt tokens (${unbounded.requestsHit} of ${rec.requests} requests with a hit).`, '');
+  if (unbounded?.share != null && rep.prefixCacheHitRatio !== null && rep.prefixCacheHitRatio > unbounded.share + STALE_CACHE) {
+    out.push(`**Warning**: the engine found ${pct(rep.prefixCacheHitRatio, 1)} of prompt tokens cached, more than the trace's own prefixes allow: it still holds this replay's text from an earlier run with the same --seed, and TTFT reads low. Rerun with another --seed or a restarted server.`, '');
+  }
   const inp = r.inputLength;
   out.push(
     `Input length against the recorded one: ${inp.exact} of ${inp.compared} exact; replayed − recorded P50 ${num(inp.tokens.p50, 0)}, P99 ${num(inp.tokens.p99, 0)} tokens (${pctSigned(inp.relative.p50)} / ${pctSigned(inp.relative.p99)}), range ${num(inp.tokens.min, 0)} to ${num(inp.tokens.max, 0)}.`,

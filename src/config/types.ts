@@ -11,7 +11,7 @@ import type { ExemplarOptions, NativeHistogramOptions, RequestMetricsSettings } 
 import type { BottleneckSettings } from '../metrics/bottleneck/capacity.js';
 import type { OtlpConfigOptions } from '../exporters/otlp/otlp.js';
 import type { TrailOptions } from '../exporters/trace/trail.js';
-import type { SideOptions } from '../side/side.js';
+import type { SideOptions } from '../side/options.js';
 import type { TlsFiles } from '../lib/tls.js';
 import type { LogLevel } from '../lib/log.js';
 

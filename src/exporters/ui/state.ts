@@ -5,8 +5,7 @@
  * loop, and every structure has a fixed size: models are bounded by the model label
  * (models.ts), GPUs by MAX_GPUS, and a model that sent nothing for an hour is dropped.
  */
-import type { RequestRecord } from '../../record/record.js';
-import { judge, type Verdict } from '../../slo/judge.js';
+import type { JudgedBatch } from '../../metrics/batch.js';
 import type { SloConfig } from '../../slo/config.js';
 import { Ring } from './ring.js';
 import { CHART_SECONDS, COARSE_SLOT_SECONDS, COARSE_SLOTS, ModelState, coarseRange } from './model-state.js';
@@ -73,17 +72,15 @@ export class StatusState {
     return out;
   }
 
-  /** A config reload's SLOs: records from now on are judged against them. */
+  /** A config reload's SLOs (the page shows the thresholds; the records come judged, metrics/batch.ts). */
   set slos(slos: SloConfig) {
     this.opts.slos = slos;
   }
 
-  /** Records with their model already bounded into a label (`labelOf`), and the machine's requests in flight. */
-  ingest(
-    records: readonly RequestRecord[], inFlight: number, labelOf: (model: string) => string,
-    inFlightByModel?: ReadonlyMap<string, number>, judged?: readonly (Verdict[] | null)[],
-  ): void {
-    this.inFlight = inFlight;
+  /** Records with their labels and verdicts, and the machine's requests in flight. */
+  ingest(batch: JudgedBatch): void {
+    const { records, inFlightByModel } = batch;
+    this.inFlight = batch.inFlight;
     if (inFlightByModel) this.inFlightByModel = inFlightByModel;
     if (records.length === 0) return;
     const now = this.now();
@@ -95,11 +92,10 @@ export class StatusState {
     }
     records.forEach((r, i) => {
       routes!.set(r.route, (routes!.get(r.route) ?? 0) + 1);
-      const label = labelOf(r.model);
+      const label = batch.labels[i]!;
       let m = this.models.get(label);
       if (!m) this.models.set(label, (m = new ModelState(this.random)));
-      const given = judged?.[i];
-      const verdicts = given !== undefined ? given : judge(this.opts.slos, label, r);
+      const verdicts = batch.verdicts[i]!;
       m.record(r, verdicts, now);
       this.all.record(r, verdicts, now);
     });

@@ -8,7 +8,9 @@
 import type { Gauge, Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import { gauge } from '../../lib/metric-def.js';
-import type { RecordBatch } from '../batch.js';
+import type { JudgedBatch } from '../batch.js';
+import type { BatchConsumer } from '../consumer.js';
+import type { LiveSettings } from '../live.js';
 import { routeByLabel } from '../../record/routes.js';
 import { thresholdsFor, type SloConfig } from '../../slo/config.js';
 import { BOTTLENECK_METRICS } from '../catalog.js';
@@ -33,7 +35,6 @@ export interface BottleneckOptions {
   intervalSeconds: number;
   windowSeconds: number;
   confirm?: number;
-  labelOf: (model: string) => string;
   /**
    * The upstreams (their names) whose /v1/models lists a model label (ModelLabels.upstreamsOf):
    * the model's verdict reads their engine series and GPUs (issue 26). Absent (one upstream),
@@ -56,7 +57,8 @@ interface ModelEntry {
   tpotFloor: number | null;
 }
 
-export class BottleneckMonitor {
+export class BottleneckMonitor implements BatchConsumer {
+  readonly name = 'bottleneck';
   private readonly models = new Map<string, ModelEntry>();
   private readonly machine = new MachineHistory();
   private readonly gauge: Gauge;
@@ -69,18 +71,18 @@ export class BottleneckMonitor {
     this.gauge = gauge(opts.registry, BOTTLENECK_METRICS[0]);
   }
 
-  set slos(slos: SloConfig) {
-    this.opts.slos = slos;
+  applyLive(live: LiveSettings): void {
+    this.opts.slos = live.slos;
   }
 
-  ingest(batch: RecordBatch): void {
+  ingest(batch: JudgedBatch): void {
     const at = this.now();
     batch.records.forEach((r, i) => {
       if (!routeByLabel(r.route).metered) return;
-      const label = this.opts.labelOf(r.model);
+      const label = batch.labels[i]!;
       let m = this.models.get(label);
       if (!m) this.models.set(label, (m = { window: new ModelWindow(), judge: new BottleneckJudge({ confirm: this.opts.confirm ?? DEFAULT_CONFIRM }), tpotFloor: null }));
-      m.window.add(r, batch.verdicts?.[i] ?? null, at);
+      m.window.add(r, batch.verdicts[i]!, at);
     });
   }
 

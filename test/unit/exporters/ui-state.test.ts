@@ -11,6 +11,7 @@ import { runInNewContext } from 'node:vm';
 import { Registry } from 'prom-client';
 import { Ring, SampleRing } from '../../../src/exporters/ui/ring.js';
 import { StatusState } from '../../../src/exporters/ui/state.js';
+import { judgeBatch } from '../../../src/metrics/batch.js';
 import { buildStatus, ALL_MODELS } from '../../../src/exporters/ui/status-json.js';
 import { UNMEASURED, type RequestRecord } from '../../../src/record/record.js';
 import { GpuSeries } from '../../../src/collectors/gpu/series.js';
@@ -96,7 +97,7 @@ test('memory stays bounded over 3 hours of 20 models and 8 GPUs (fake clock), an
     publish(second);
     const batch: RequestRecord[] = [];
     for (let k = 0; k < MODELS.length; k++) for (let j = 0; j < 3; j++) batch.push(record(MODELS[k]!, 0.1 + ((second * 3 + j + k) % 50) / 100));
-    state.ingest(batch, 40, label);
+    state.ingest(judgeBatch(batch, 40, slos, label));
     await state.tick();
     if (second === 20 * 60 || second === 3600 || second === 3 * 3600) sizes.set(second, { bytes: state.bytes, heap: heapUsed() });
   }
@@ -126,7 +127,7 @@ test('the status JSON for 20 models and 8 GPUs is small, and valid', { timeout: 
     now += 1000;
     publish(second);
     const batch = MODELS.flatMap((m, k) => [record(m, 0.2 + (k % 5) / 10), record(m, 0.45 + (second % 7) / 10)]);
-    state.ingest(batch, 40, (m) => m);
+    state.ingest(judgeBatch(batch, 40, slos, (m) => m));
     await state.tick();
   }
   const validate = statusValidator();
@@ -157,7 +158,7 @@ test('burn rates and attainment: 5 m forgets what 1 h still holds; rates cover t
   const state = new StatusState({ slos, machine: new MachineSnapshot(), now: () => now });
   const label = (m: string) => m;
   // 10 requests, 4 over the 500 ms TTFT threshold: 40% bad against a 1% budget = 40× burn.
-  state.ingest(Array.from({ length: 10 }, (_, i) => record('m', i < 4 ? 0.9 : 0.1)), 0, label);
+  state.ingest(judgeBatch(Array.from({ length: 10 }, (_, i) => record('m', i < 4 ? 0.9 : 0.1)), 0, slos, label));
   now += 1000;
   await state.tick();
   let m = buildStatus(state, { model: ALL_MODELS, since: 0 }, null).models[0]!;
@@ -170,7 +171,7 @@ test('burn rates and attainment: 5 m forgets what 1 h still holds; rates cover t
   assert.equal(m.ttft.p99, 0.9);
   // Six minutes later, 10 good ones: the 5-minute window holds only those, the hour all 20.
   now += 6 * 60_000;
-  state.ingest(Array.from({ length: 10 }, () => record('m', 0.1)), 0, label);
+  state.ingest(judgeBatch(Array.from({ length: 10 }, () => record('m', 0.1)), 0, slos, label));
   now += 1000;
   await state.tick();
   m = buildStatus(state, { model: ALL_MODELS, since: 0 }, null).models[0]!;
@@ -185,9 +186,9 @@ test('the route split: requests per API over 5 minutes, old slots forgotten', as
   let now = Date.UTC(2026, 0, 1, 12);
   const state = new StatusState({ slos, machine: new MachineSnapshot(), now: () => now });
   const routed = (route: string, n: number) => Array.from({ length: n }, () => ({ ...record('m', 0.1), route }));
-  state.ingest([...routed('chat_completions', 3), ...routed('messages', 5)], 0, (m) => m);
+  state.ingest(judgeBatch([...routed('chat_completions', 3), ...routed('messages', 5)], 0, slos, (m) => m));
   now += 6 * 60_000;
-  state.ingest([...routed('responses', 2), ...routed('messages', 1)], 0, (m) => m);
+  state.ingest(judgeBatch([...routed('responses', 2), ...routed('messages', 1)], 0, slos, (m) => m));
   now += 1000;
   await state.tick();
   const doc = buildStatus(state, { model: ALL_MODELS, since: 0 }, null);

@@ -48,7 +48,7 @@ export function renderReplay(r: ReplayReport): string[] {
     '',
   );
   if (r.ignoreEosNote) out.push(`**Note**: ${r.ignoreEosNote}.`, '');
-  out.push('| trace | requests | block size | blocks cut from | sampling | start |', '| --- | ---: | ---: | --- | ---: | --- |');
+  out.push('| trace | requests | block size | blocks cut from | kept | start |', '| --- | ---: | ---: | --- | ---: | --- |');
   for (const f of r.files) out.push(`| ${f.path} | ${f.requests} | ${f.blockSize}${f.blockSizeFrom === 'default' ? " (Mooncake's default)" : ''} | ${f.cut ?? DASH} | ${f.sampling === null ? DASH : pct(f.sampling, 1)} | ${f.startTime ?? DASH} |`);
   out.push('');
   const cal = r.calibration;

@@ -5,7 +5,7 @@ import type { TraceStats } from './stats.js';
 
 export function renderTraceStats(s: TraceStats): string {
   const out: string[] = ['# Workload trace', ''];
-  out.push('| file | requests | block size | blocks cut from | sampling | start | recorded by |', '| --- | ---: | ---: | --- | ---: | --- | --- |');
+  out.push('| file | requests | block size | blocks cut from | kept | start | recorded by |', '| --- | ---: | ---: | --- | ---: | --- | --- |');
   for (const f of s.files) {
     out.push(`| ${f.path} | ${f.requests} | ${f.blockSize} (${f.blockSizeFrom === 'default' ? "Mooncake's default" : f.blockSizeFrom}) | ${f.cut ?? DASH} | ${f.sampling === null ? DASH : pct(f.sampling, 1)} | ${f.startTime ?? DASH} | ${f.version ?? DASH} |`);
   }

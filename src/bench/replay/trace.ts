@@ -5,9 +5,9 @@
  * `--workload-trace` (docs/workload-trace.md). A file recorded elsewhere has none of those:
  * its API defaults to chat and its block size to Mooncake's 512 tokens.
  *
- * The trace's own facts (block size, how blocks were cut, sampling, start time, version)
- * come from a header line (a JSON object that is not a request) or a sidecar file beside the
- * trace; see traceMeta. Pure but for the file reads; every error names the file and line.
+ * The trace's own facts (block size, how blocks were cut, the share kept, start time,
+ * version) come from the sidecar beside the trace, `FILE.meta.json`. Pure but for the file
+ * reads; every error names the file and line.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { ConfigError, UnreadableFileError } from '../../lib/errors.js';
@@ -41,15 +41,22 @@ export interface TraceRecord {
 
 export interface TraceMeta {
   blockSize: number;
-  /** Where the block size came from: the header line, the sidecar, or Mooncake's default. */
-  from: 'header' | 'sidecar' | 'default';
-  /** How blocks were cut when recorded ("tokens" or "characters"); null when not said. */
+  /** Where the block size came from: the sidecar, or Mooncake's default. */
+  from: 'sidecar' | 'default';
+  /** How blocks were cut when recorded ("tokens" or "chars", per model when they differ); null when not said. */
   cut: string | null;
-  /** Share of requests the recorder kept (1 = all); null when not said. */
+  /** Share of the traffic the file holds (the sidecar's kept_ratio, else its sample); null when not said. */
   sampling: number | null;
   /** Wall-clock start of the trace, Unix ms: files interleave by it. null when not said. */
   startUnixMs: number | null;
+  /** The infermeter version that wrote it. */
   version: string | null;
+  /**
+   * Ids are salted 53-bit hashes of prefixes: equal ids are equal prefixes across files (one
+   * salt), and different salts never meet. Plain Mooncake ids (0, 1, 2, ...) mean something
+   * only within their file.
+   */
+  saltedIds: boolean;
 }
 
 export interface TraceFile {
@@ -78,31 +85,32 @@ export function readTraceFile(path: string, flag = '--replay'): TraceFile {
   }
 }
 
-/** The sidecar files a trace may have beside it (docs/workload-trace.md), first found wins. */
-export function sidecarPaths(path: string): string[] {
-  const base = path.replace(/\.jsonl?$/, '');
-  return [...new Set([`${path}.meta.json`, `${base}.meta.json`])];
+/** A trace's sidecar (docs/workload-trace.md): `FILE.meta.json`, rotated files' too (`FILE.1.meta.json`). */
+export function sidecarPath(path: string): string {
+  return `${path}.meta.json`;
 }
+
+/** The sidecar format this reader knows; a newer one changed what a key means. */
+const FORMAT = 'infermeter-workload-trace';
+const FORMAT_VERSION = 1;
 
 function sidecarOf(path: string): { path: string; doc: Obj } | null {
-  for (const p of sidecarPaths(path)) {
-    if (!existsSync(p)) continue;
-    let doc: unknown;
-    try {
-      doc = JSON.parse(readFileSync(p, 'utf8'));
-    } catch (err) {
-      throw new LineError(`${p}: not a JSON sidecar (${(err as Error).message})`);
-    }
-    if (!isObj(doc)) throw new LineError(`${p}: the sidecar must be one JSON object`);
-    return { path: p, doc };
+  const p = sidecarPath(path);
+  if (!existsSync(p)) return null;
+  let doc: unknown;
+  try {
+    doc = JSON.parse(readFileSync(p, 'utf8'));
+  } catch (err) {
+    throw new LineError(`${p}: not a JSON sidecar (${(err as Error).message})`);
   }
-  return null;
+  if (!isObj(doc)) throw new LineError(`${p}: the sidecar must be one JSON object`);
+  return { path: p, doc };
 }
 
-/** Parses a whole trace; `sidecar` is the parsed sidecar document, when one was found. */
+/** Parses a whole trace; `sidecar` is the parsed sidecar document, when the file has one. */
 export function parseTrace(text: string, path: string, sidecar: { path: string; doc: Obj } | null = null): TraceFile {
+  const meta = metaOf(sidecar);
   const records: TraceRecord[] = [];
-  let header: { line: number; doc: Obj } | null = null;
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
     const raw = lines[i]!.trim();
@@ -115,60 +123,55 @@ export function parseTrace(text: string, path: string, sidecar: { path: string; 
       throw new LineError(`${at}: not JSON (${(err as Error).message})`);
     }
     if (!isObj(doc)) throw new LineError(`${at}: expected one JSON object per line`);
-    if (isHeader(doc)) {
-      if (header === null) header = { line: i + 1, doc };
-      else if (blockSizeOf(doc, at) !== blockSizeOf(header.doc, `${path}:${header.line}`)) {
-        throw new LineError(`${at}: a header with another block size than line ${header.line}'s: one file holds one block size`);
-      }
-      continue;
-    }
-    records.push(recordOf(doc, i + 1, at));
+    const r = recordOf(doc, i + 1, at);
+    checkBlocks(r, meta.blockSize, at);
+    records.push(r);
   }
   if (records.length === 0) throw new LineError(`${path}: no requests in the file (expected Mooncake lines: {"timestamp", "input_length", "output_length", "hash_ids"})`);
-  const meta = metaOf(header ? { where: `${path}:${header.line}`, doc: header.doc, from: 'header' } : sidecar ? { where: sidecar.path, doc: sidecar.doc, from: 'sidecar' } : null);
-  for (const r of records) checkBlocks(r, meta.blockSize, `${path}:${r.line}`);
   return { path, meta, records };
 }
 
-/** A line that describes the trace rather than a request: it has trace facts and no input. */
-function isHeader(doc: Obj): boolean {
-  if ('input_length' in doc || 'text_input' in doc || 'text' in doc || 'timestamp' in doc) return false;
-  const facts = factsDoc(doc);
-  return ['block_size', 'version', 'start_time', 'start_unix_ms', 'cut', 'sampling'].some((k) => k in facts);
-}
-
-/** The facts may sit at the top of the line or under one key naming the format. */
-function factsDoc(doc: Obj): Obj {
-  for (const k of ['infermeter_trace', 'workload_trace', 'trace']) if (isObj(doc[k])) return doc[k] as Obj;
-  return doc;
-}
-
-function metaOf(src: { where: string; doc: Obj; from: 'header' | 'sidecar' } | null): TraceMeta {
-  if (!src) return { blockSize: MOONCAKE_BLOCK_SIZE, from: 'default', cut: null, sampling: null, startUnixMs: null, version: null };
-  const d = factsDoc(src.doc);
-  const sampling = d['sampling'] ?? d['sample_rate'] ?? d['kept'];
-  const start = d['start_unix_ms'] ?? d['start_time'] ?? d['start'];
+/** The trace's facts from its sidecar; without one, a Mooncake file: 512-token blocks, nothing else known. */
+function metaOf(side: { path: string; doc: Obj } | null): TraceMeta {
+  if (!side) return { blockSize: MOONCAKE_BLOCK_SIZE, from: 'default', cut: null, sampling: null, startUnixMs: null, version: null, saltedIds: false };
+  const d = side.doc;
+  const at = side.path;
+  if (d['format'] !== undefined && d['format'] !== FORMAT) throw new LineError(`${at}: format ${JSON.stringify(d['format'])} is not ${FORMAT}`);
+  const version = d['format_version'];
+  if (typeof version === 'number' && version > FORMAT_VERSION) throw new LineError(`${at}: format_version ${version} is newer than this infermeter reads (${FORMAT_VERSION}): replay it with the infermeter that wrote it`);
+  const start = d['start_unix_ms'] ?? d['start_time'];
   let startUnixMs: number | null = null;
   if (typeof start === 'number' && Number.isFinite(start)) startUnixMs = start;
   else if (typeof start === 'string') {
     startUnixMs = Date.parse(start);
-    if (!Number.isFinite(startUnixMs)) throw new LineError(`${src.where}: start time "${start}" is not a date (ISO 8601 or Unix ms)`);
+    if (!Number.isFinite(startUnixMs)) throw new LineError(`${at}: start_time "${start}" is not a date`);
   }
-  const blockSize = 'block_size' in d ? blockSizeOf(d, src.where) : MOONCAKE_BLOCK_SIZE;
+  const size = d['block_size'];
+  if (size !== undefined && (typeof size !== 'number' || !Number.isInteger(size) || size < 1)) throw new LineError(`${at}: block_size: expected a whole number of tokens ≥ 1, got ${JSON.stringify(size)}`);
+  const kept = d['kept_ratio'] ?? d['sample'];
   return {
-    blockSize, from: 'block_size' in d ? src.from : 'default',
-    cut: typeof d['cut'] === 'string' ? d['cut'] : typeof d['blocks'] === 'string' ? d['blocks'] : null,
-    sampling: typeof sampling === 'number' && sampling > 0 && sampling <= 1 ? sampling : null,
+    blockSize: typeof size === 'number' ? size : MOONCAKE_BLOCK_SIZE,
+    from: typeof size === 'number' ? 'sidecar' : 'default',
+    cut: cutOf(d['cut']),
+    sampling: typeof kept === 'number' && kept > 0 && kept <= 1 ? kept : null,
     startUnixMs,
-    version: typeof d['version'] === 'string' ? d['version'] : null,
+    version: typeof d['infermeter_version'] === 'string' ? d['infermeter_version'] : null,
+    saltedIds: d['hash'] === 'sha256-53-salted',
   };
 }
 
-function blockSizeOf(doc: Obj, where: string): number {
-  const v = factsDoc(doc)['block_size'];
-  if (v === undefined) return MOONCAKE_BLOCK_SIZE;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new LineError(`${where}: block_size: expected a whole number of tokens ≥ 1, got ${JSON.stringify(v)}`);
-  return v;
+/** The sidecar's `cut`, per model: "tokens", "chars", or both with their models. */
+function cutOf(v: unknown): string | null {
+  if (typeof v === 'string') return v;
+  if (!isObj(v)) return null;
+  const by = new Map<string, string[]>();
+  for (const [model, c] of Object.entries(v)) {
+    const how = isObj(c) && typeof c['cut'] === 'string' ? c['cut'] : 'unknown';
+    by.set(how, [...(by.get(how) ?? []), model === '' ? '(no model)' : model]);
+  }
+  if (by.size === 0) return null;
+  if (by.size === 1) return [...by.keys()][0]!;
+  return [...by.entries()].map(([how, models]) => `${how} (${models.join(', ')})`).join('; ');
 }
 
 function recordOf(d: Obj, line: number, at: string): TraceRecord {
@@ -182,11 +185,12 @@ function recordOf(d: Obj, line: number, at: string): TraceRecord {
   if (!Array.isArray(hashIds) || !hashIds.every((h) => Number.isSafeInteger(h))) throw new LineError(`${at}: hash_ids: expected a list of whole numbers, got ${JSON.stringify(d['hash_ids']).slice(0, 80)}`);
   return {
     line, timestamp,
-    inputLength: count(d, 'input_length', 1, at, true)!,
+    inputLength: count(d, 'input_length', 0, at, true)!,
     outputLength: count(d, 'output_length', 0, at, true)!,
     hashIds: hashIds as number[],
     api: apiOf(d['api'], at),
-    model: text(d, 'model', at),
+    // The recorder writes "" for a body that named no model: the bench's own model is sent.
+    model: text(d, 'model', at) || null,
     stream: flag(d, 'stream', at),
     outcome: text(d, 'outcome', at),
     maxTokens: count(d, 'max_tokens', 0, at, false),

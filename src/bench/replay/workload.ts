@@ -13,6 +13,9 @@ export const DEFAULT_STREAM = true;
 /** --replay-model's key that maps every recorded model (and a trace that names none). */
 export const ANY_MODEL = '*';
 
+/** The namespace of every file whose ids are infermeter's salted prefix hashes. */
+export const SALTED = -1;
+
 export interface ReplayRequest {
   /** Position of its file in the --replay list. */
   file: number;
@@ -25,8 +28,9 @@ export interface ReplayRequest {
   stream: boolean;
   blockSize: number;
   /**
-   * Hash ids mean the same block only within one namespace: one per file, since each
-   * recorder salts its ids with its own secret (and plain Mooncake files number blocks from 0).
+   * Hash ids mean the same block only within one namespace: infermeter's salted ids share one
+   * (equal ids are equal prefixes, whichever file or node; different salts never meet), a plain
+   * Mooncake file has its own (its ids count blocks from 0).
    */
   namespace: number;
 }
@@ -65,10 +69,15 @@ export function buildWorkload(files: readonly TraceFile[], speed: number, models
     if (recorded !== null && model === recorded && models.size > 0) unmapped.add(recorded);
     return {
       file, record, atMs: (abs - origin) / speed, api: record.api ?? defaultApi, model,
-      stream: record.stream ?? DEFAULT_STREAM, blockSize: files[file]!.meta.blockSize, namespace: file,
+      stream: record.stream ?? DEFAULT_STREAM, blockSize: files[file]!.meta.blockSize, namespace: files[file]!.meta.saltedIds ? SALTED : file,
     };
   });
-  if (unmapped.size) notes.push(`not mapped by --replay-model, sent as recorded: ${[...unmapped].join(', ')}`);
+  for (const f of files) {
+    if (f.meta.sampling !== null && f.meta.sampling < 1) {
+      notes.push(`${f.path} holds ${(f.meta.sampling * 100).toFixed(1)}% of the traffic it saw (sampled): its arrival rate is that share of the real one (--replay-speed ${Number((1 / f.meta.sampling).toFixed(2))} gives the real rate, over a shorter span)`);
+    }
+  }
+    if (unmapped.size) notes.push(`not mapped by --replay-model, sent as recorded: ${[...unmapped].join(', ')}`);
   const recordedSpanMs = all.length ? all[all.length - 1]!.abs - origin : 0;
   return { files: [...files], requests, speed, recordedSpanMs, notes };
 }

@@ -89,12 +89,11 @@ test('calibration: a line through two probes gives tokens per word and the templ
 
 test('trace stats: unbounded prefix reuse counts each request\'s leading run of blocks already seen', () => {
   const f = parseTrace([
-    '{"block_size":10}',
     '{"timestamp":0,"input_length":25,"output_length":5,"hash_ids":[1,2],"api":"chat","model":"m"}', // 25 tokens, nothing seen
     '{"timestamp":1000,"input_length":30,"output_length":7,"hash_ids":[1,2,3],"api":"completions","model":"m"}', // 20 hit
     '{"timestamp":2000,"input_length":30,"output_length":9,"hash_ids":[4,2,3]}', // 4 unseen: no hit, though 2 and 3 were seen
     '{"timestamp":2500,"input_length":14,"output_length":1,"hash_ids":[1,9]}', // 10 hit, then a miss
-  ].join('\n'), 't.jsonl');
+  ].join('\n'), 't.jsonl', { path: 't.jsonl.meta.json', doc: { block_size: 10 } });
   const s = traceStats(buildWorkload([f], 1, new Map()));
   assert.equal(s.requests, 4);
   assert.equal(s.spanSeconds, 2.5);
@@ -111,7 +110,7 @@ test('trace stats: unbounded prefix reuse counts each request\'s leading run of 
 });
 
 test('trace stats take any cache model in the list (the seam for a finite cache)', () => {
-  const f = parseTrace('{"block_size":10}\n{"timestamp":0,"input_length":20,"output_length":1,"hash_ids":[1,2]}\n{"timestamp":5,"input_length":20,"output_length":1,"hash_ids":[1,2]}\n', 'x.jsonl');
+  const f = parseTrace('{"timestamp":0,"input_length":20,"output_length":1,"hash_ids":[1,2]}\n{"timestamp":5,"input_length":20,"output_length":1,"hash_ids":[1,2]}\n', 'x.jsonl', { path: 'x.jsonl.meta.json', doc: { block_size: 10 } });
   // A cache of one block: the second request finds block 1 gone (block 2 came after it).
   const one: ReuseModel = (() => {
     let held: string | null = null;

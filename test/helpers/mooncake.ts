@@ -10,7 +10,9 @@
  * - AIPerf's docs/benchmark_modes/trace_replay.md: "the trace must be defined in a jsonl
  *   file", the same four keys, `timestamp` "the timing of request arrivals";
  * - AIPerf's `MooncakeTrace` model: extra keys are allowed, `timestamp` an int, each line must
- *   have `input_length` (or a text prompt): a line that is not a request is an error there too.
+ *   have `input_length` (or a text prompt): a line that is not a request is an error there too;
+ *   its prompt generator refuses an input length of 0 ("num_tokens and block_size must both be
+ *   greater than 0"), so a line of 0 input tokens is an error here.
  */
 
 export interface MooncakeRow {

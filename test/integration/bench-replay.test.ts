@@ -133,6 +133,29 @@ test('a second replay with the same --seed finds its text cached (and the report
   }
 });
 
+test('cached prompt tokens, recorded and replayed, are set side by side request by request', { timeout: 60_000 }, async () => {
+  const sim = await startSimulator({ listen: '127.0.0.1:0', decodeStepMs: 2, prefillTps: 0, stepPerSeqMs: 0, promptTokensDetails: 'true' });
+  const trace = tmp('cached.jsonl', [
+    { timestamp: 0, input_length: 1100, output_length: 2, hash_ids: [1, 2, 3], cached_input_tokens: 0 },
+    { timestamp: 200, input_length: 1300, output_length: 2, hash_ids: [1, 2, 4], cached_input_tokens: 1024 },
+    // A recording's hit that the ids do not carry (a prefix shorter than a block): the replay cannot find it.
+    { timestamp: 400, input_length: 600, output_length: 2, hash_ids: [5, 6], cached_input_tokens: 256 },
+    { timestamp: 600, input_length: 600, output_length: 2, hash_ids: [7, 8] },
+  ].map((l) => JSON.stringify(l)).join('\n') + '\n');
+  try {
+    const report = await replay(sim.url, [trace], { replaySpeed: '4' });
+    const c = report.replay!.cachedTokens;
+    assert.deepEqual([c.compared, c.promptTokens, c.recorded], [3, 3000, 1280], 'the line without cached_input_tokens is left out');
+    assert.deepEqual(report.steps[0]!.requests.map((s) => s.replay!.cachedTokens), [0, 1024, 0, 0], 'the second request finds its two shared blocks');
+    assert.equal(c.replayed, 1024);
+    assert.equal(c.exact, 2);
+    assert.ok(reportValidator()(report));
+    assert.match(renderMarkdown(report), /Cached prompt tokens of the 3 requests whose usage reports them in both runs: recorded 1280 \(42\.7%\), replayed 1024 \(34\.1%\); 2 of 3 requests exactly as recorded\./);
+  } finally {
+    await sim.close();
+  }
+});
+
 test('--replay-speed 2 halves the arrival span, 0.5 doubles it', { timeout: 60_000 }, async () => {
   const sim = await startSimulator({ listen: '127.0.0.1:0', decodeStepMs: 2, prefillTps: 0 });
   const trace = tmp('speed.jsonl', [0, 300, 600, 900, 1200].map((t) => JSON.stringify({ timestamp: t, input_length: 40, output_length: 2, hash_ids: [] })).join('\n') + '\n');

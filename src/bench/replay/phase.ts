@@ -13,7 +13,7 @@ import { summarizePhase, summarizeResources, type RequestSample, type StepReport
 import { distribution } from '../stats.js';
 import { calibrate, scaleFor, type Calibration } from './calibrate.js';
 import { replayPrompt } from './prompts.js';
-import { lengthAgreement, recordedSide, replayedSide } from './sides.js';
+import { cachedAgreement, lengthAgreement, recordedSide, replayedSide } from './sides.js';
 import { traceStats } from './stats.js';
 import type { ReplayReport } from './types.js';
 import { unservedModels, type ReplayRequest, type Workload } from './workload.js';
@@ -131,6 +131,7 @@ export async function runReplay(o: ReplayOptions, ctx: ReplayContext): Promise<{
       replayed: replayedSide(samples, seconds, ctx.slo, resources),
       inputLength: lengthAgreement(samples, 'input'),
       outputLength: lengthAgreement(samples, 'output'),
+      cachedTokens: cachedAgreement(samples),
       sendLag: distribution(samples.map((x) => x.start - x.replay!.scheduled)),
       reuse: stats.reuse,
     },
@@ -161,7 +162,7 @@ async function schedule(reqs: readonly ReplayRequest[], t0: number, ctx: ReplayC
       done++;
       sample.replay = {
         file: r.file, line: r.record.line, scheduled: r.atMs / 1000, api: r.api, model: r.model, stream: r.stream,
-        inputLength: r.record.inputLength, outputLength: r.record.outputLength, cachedTokens,
+        inputLength: r.record.inputLength, outputLength: r.record.outputLength, cachedTokens, recordedCachedTokens: r.record.cachedInputTokens,
       };
       return sample;
     }));

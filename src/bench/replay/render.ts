@@ -44,6 +44,7 @@ export function renderReplay(r: ReplayReport): string[] {
   out.push(
     `Input length against the recorded one: ${inp.exact} of ${inp.compared} exact; replayed − recorded P50 ${num(inp.tokens.p50, 0)}, P99 ${num(inp.tokens.p99, 0)} tokens (${pctSigned(inp.relative.p50)} / ${pctSigned(inp.relative.p99)}), range ${num(inp.tokens.min, 0)} to ${num(inp.tokens.max, 0)}.`,
     `Output length: ${r.outputLength.exact} of ${r.outputLength.compared} exactly as recorded${r.ignoreEos ? ' (max_tokens with ignore_eos)' : ''}.`,
+    ...cachedLine(r),
     `Sent after the due time: P50 ${msText(r.sendLag.p50, 1)} ms, P99 ${msText(r.sendLag.p99, 1)} ms, max ${msText(r.sendLag.max, 1)} ms.`,
     '',
   );
@@ -60,6 +61,13 @@ export function renderReplay(r: ReplayReport): string[] {
   if (mapped.length) out.push(`Models mapped: ${mapped.map(([a, b]) => `${a} → ${b}`).join(', ')}.`, '');
   for (const n of r.notes) out.push(`Note: ${n}.`, '');
   return out;
+}
+
+function cachedLine(r: ReplayReport): string[] {
+  const c = r.cachedTokens;
+  if (c.compared === 0) return [];
+  const share = (n: number) => pct(c.promptTokens > 0 ? n / c.promptTokens : null, 1);
+  return [`Cached prompt tokens of the ${c.compared} requests whose usage reports them in both runs: recorded ${c.recorded} (${share(c.recorded)}), replayed ${c.replayed} (${share(c.replayed)}); ${c.exact} of ${c.compared} requests exactly as recorded.`];
 }
 
 function pctSigned(v: number | null): string {

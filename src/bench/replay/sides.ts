@@ -8,7 +8,7 @@
 import { OUTCOMES } from '../../record/record.js';
 import { BENCH_SLOS, distribution, type BenchSlo } from '../stats.js';
 import { summarizePhase, type Outcome, type RequestSample, type ResourceSummary } from '../report.js';
-import type { LengthAgreement, ReplaySide } from './types.js';
+import type { CachedAgreement, LengthAgreement, ReplaySide } from './types.js';
 import type { Thresholds } from '../../slo/config.js';
 import type { Workload } from './workload.js';
 
@@ -84,6 +84,18 @@ export function lengthAgreement(samples: readonly RequestSample[], which: 'input
     exact: pairs.filter(([a, b]) => a === b).length,
     tokens: distribution(pairs.map(([a, b]) => a - b)),
     relative: distribution(pairs.map(([a, b]) => (a - b) / b)),
+  };
+}
+
+export function cachedAgreement(samples: readonly RequestSample[]): CachedAgreement {
+  const both = samples.filter((s) => s.outcome === 'ok' && s.replay && s.replay.cachedTokens !== null && s.replay.recordedCachedTokens !== null);
+  const sum = (f: (s: RequestSample) => number) => both.reduce((a, s) => a + f(s), 0);
+  return {
+    compared: both.length,
+    promptTokens: sum((s) => s.replay!.inputLength),
+    recorded: sum((s) => s.replay!.recordedCachedTokens!),
+    replayed: sum((s) => s.replay!.cachedTokens!),
+    exact: both.filter((s) => s.replay!.cachedTokens === s.replay!.recordedCachedTokens).length,
   };
 }
 

@@ -24,6 +24,8 @@ export interface ReplaySampleInfo {
   outputLength: number;
   /** The engine's usage of cached prompt tokens for this request; null when not reported. */
   cachedTokens: number | null;
+  /** The line's cached_input_tokens; null when it recorded none. */
+  recordedCachedTokens: number | null;
 }
 
 export interface ReplayReport {
@@ -43,6 +45,8 @@ export interface ReplayReport {
   replayed: ReplaySide;
   inputLength: LengthAgreement;
   outputLength: LengthAgreement;
+  /** Cached prompt tokens request by request, where both runs' usage reported them. */
+  cachedTokens: CachedAgreement;
   /** Seconds each request was sent after it was due (the client's own lateness). */
   sendLag: Distribution;
   /** Prefix reuse the trace's hash ids allow (trace stats' figure). */
@@ -66,6 +70,22 @@ export interface ReplaySide {
   /** Prompt tokens the engine found in its prefix cache / prompt tokens; null when unknown. */
   prefixCacheHitRatio: number | null;
   prefixCacheFrom: string | null;
+}
+
+/**
+ * The engine's cached prompt tokens, recorded and replayed, over the same requests: those ok
+ * in the replay whose line and whose replayed usage both report them. The sides' ratios cover
+ * what each side reports (a recorder's lines of one API may carry none while the engine's
+ * counters count every request); this compares like with like.
+ */
+export interface CachedAgreement {
+  compared: number;
+  /** Of those requests: recorded prompt tokens, then cached ones as recorded and as replayed. */
+  promptTokens: number;
+  recorded: number;
+  replayed: number;
+  /** Requests whose replayed cached tokens equal the recorded ones. */
+  exact: number;
 }
 
 export interface LengthAgreement {

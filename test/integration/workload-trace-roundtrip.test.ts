@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { mulberry32 } from '../../src/lib/prng.js';
 import type { BenchReport } from '../../src/bench/report.js';
 import { CLI } from '../fakes/infermeter-process.js';
+import { readMooncake } from '../helpers/mooncake.js';
 import { spawnSimulator } from '../../src/sim/child.js';
 import { scrape, startProxy, sumSamples, type TestProxy } from '../helpers.js';
 import { APIS, body, readLines, send, waitForLines, type Line, type Sent } from './workload-trace-helpers.js';
@@ -75,6 +76,7 @@ async function prefixCounters(base: string): Promise<{ hits: number; queries: nu
 }
 
 interface RoundTrip {
+  trace: string;
   lines: Line[];
   sent: Sent[];
   /** The recording simulator's prefix-cache counters once the workload was through. */
@@ -104,7 +106,7 @@ async function roundTrip(dir: string, block: number, cleanup: (() => Promise<voi
   const r = await cli(['bench', '--target', replaySim.url, '--replay', trace, '--warmup', '2', '--nvidia-smi', 'none', '--sample-interval', '250ms',
     '--slo', 'ttft=2s,tpot=100ms', '--out', out]);
   assert.equal(r.code, 0, r.stderr);
-  return { lines, sent, recordedCounters, report: JSON.parse(readFileSync(join(out, 'bench.json'), 'utf8')) as BenchReport };
+  return { trace, lines, sent, recordedCounters, report: JSON.parse(readFileSync(join(out, 'bench.json'), 'utf8')) as BenchReport };
 }
 
 /**
@@ -138,6 +140,9 @@ for (const block of [512, 16]) {
       assert.ok(rt.lines.every((l) => l.outcome === 'ok'));
       assert.deepEqual(new Set(rt.lines.map((l) => l.api)), new Set(APIS));
       assert.deepEqual([...rt.lines.map((l) => l.input_length)].sort((a, b) => a - b), [...rt.sent.map((s) => s.input)].sort((a, b) => a - b));
+      // The reader written from Mooncake's and AIPerf's documents takes the file as it is.
+      const rows = readMooncake(readFileSync(rt.trace, 'utf8'), block);
+      assert.deepEqual(rows.map((x) => [x.timestamp, x.input_length, x.output_length, x.hash_ids]), rt.lines.map((l) => [l.timestamp, l.input_length, l.output_length, l.hash_ids]));
     });
 
     test('the replay: every request ok, every prompt and reply as long as recorded', () => {

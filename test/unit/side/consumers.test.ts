@@ -17,7 +17,7 @@ const log = pino({ level: 'silent' });
 const side = (flags: Record<string, string>) => new MetricsSide(resolveConfig({ upstream: 'http://127.0.0.1:9', ...flags }, {}), log);
 
 test('one consumer per enabled row, in table order, named as its row; the page reads the trail and the verdicts', async () => {
-  assert.deepEqual(CONSUMERS.map((c) => c.name), ['requests', 'otlp', 'trail', 'bottleneck', 'ui']);
+  assert.deepEqual(CONSUMERS.map((c) => c.name), ['prompt-blocks', 'workload-trace', 'requests', 'otlp', 'trail', 'bottleneck', 'ui']);
   const on = side({});
   assert.deepEqual(on.consumers.map((c) => c.name), ['requests', 'trail', 'bottleneck', 'ui'], 'no OTEL_* variable: no OTLP consumer');
   const page = on.consumer(StatusPage)!;

@@ -29,7 +29,8 @@ withLlama('bench --replay against llama-server: recorded input lengths to the to
       timestamp: i * 200 + j * 100, input_length: 300 + 170 * i + 61 * j, output_length: 4, hash_ids: [7], api, stream, model: 'prod',
     })));
     const trace = join(mkdtempSync(join(tmpdir(), 'llama-replay-')), 't.jsonl');
-    writeFileSync(trace, `{"block_size":256}\n${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
+    writeFileSync(trace, `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
+    writeFileSync(`${trace}.meta.json`, JSON.stringify({ format: 'infermeter-workload-trace', format_version: 1, block_size: 256 }));
     const report = await runBench(resolveBenchOptions({
       target: llama.url, route: 'completion', inputTokens: '512', outputTokens: '128', warmup: '1', requests: '0', duration: '60s', arrivals: 'poisson',
       seed: '1', nvidiaSmi: 'none', sampleInterval: '500ms', replay: [trace], replayModel: ['prod=tiny-llama'],

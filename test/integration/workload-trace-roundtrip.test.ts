@@ -9,16 +9,16 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { mulberry32 } from '../../src/lib/prng.js';
 import type { BenchReport } from '../../src/bench/report.js';
 import { CLI } from '../fakes/infermeter-process.js';
 import { readMooncake } from '../helpers/mooncake.js';
 import { spawnSimulator } from '../../src/sim/child.js';
 import { scrape, startProxy, sumSamples, type TestProxy } from '../helpers.js';
-import { APIS, body, readLines, send, waitForLines, type Line, type Sent } from './workload-trace-helpers.js';
+import { APIS, body, readLines, send, type Line, type Sent } from './workload-trace-helpers.js';
 
 const REQUESTS = 48;
 /** Requests per second of the recorded Poisson arrivals. */
@@ -76,7 +76,8 @@ async function prefixCounters(base: string): Promise<{ hits: number; queries: nu
 }
 
 interface RoundTrip {
-  trace: string;
+  /** The trace's files, oldest first (rotated ones, then FILE). */
+  files: string[];
   lines: Line[];
   sent: Sent[];
   /** The recording simulator's prefix-cache counters once the workload was through. */
@@ -84,29 +85,43 @@ interface RoundTrip {
   report: BenchReport;
 }
 
-/** Records PLAN through the proxy at `block` tokens a block, then replays the trace on a fresh simulator. */
-async function roundTrip(dir: string, block: number, cleanup: (() => Promise<void> | void)[]): Promise<RoundTrip> {
+/** FILE and its rotated files, oldest first: FILE.3 FILE.2 FILE.1 FILE. */
+function traceFiles(trace: string): string[] {
+  const dir = dirname(trace);
+  const name = basename(trace);
+  const rotated = readdirSync(dir).map((f) => new RegExp(`^${name.replace('.', '\\.')}\\.(\\d+)$`).exec(f)).filter((m) => m !== null).map((m) => Number(m[1]));
+  return [...rotated.sort((a, b) => b - a).map((n) => `${trace}.${n}`), trace];
+}
+
+/**
+ * Records PLAN through the proxy at `block` tokens a block (rotating the file past `maxSize`),
+ * then replays the trace, every file of it, on a fresh simulator.
+ */
+async function roundTrip(dir: string, block: number, maxSize: string, cleanup: (() => Promise<void> | void)[]): Promise<RoundTrip> {
   const trace = join(dir, 'trace.jsonl');
   const recordSim = await spawnSimulator(SIM);
   cleanup.push(() => recordSim.close());
-  const proxy: TestProxy = await startProxy({ upstream: recordSim.url, workloadTrace: trace, promptHashSalt: 'round-trip-salt', workloadTraceBlockTokens: String(block) });
+  const proxy: TestProxy = await startProxy({ upstream: recordSim.url, workloadTrace: trace, promptHashSalt: 'round-trip-salt', workloadTraceBlockTokens: String(block), workloadTraceMaxSize: maxSize });
   cleanup.push(() => proxy.close());
   const t0 = performance.now();
   const sent = await Promise.all(PLAN.map(async (p) => {
     await new Promise((r) => setTimeout(r, Math.max(0, p.at - (performance.now() - t0))));
     return send(proxy.url, p.api, body(p.api, 'sim-rt', p.system, p.user, p.stream, p.maxTokens));
   }));
-  const lines = await waitForLines(trace, REQUESTS);
+  const deadline = Date.now() + 15_000;
+  let lines: Line[] = [];
+  while ((lines = traceFiles(trace).flatMap(readLines)).length < REQUESTS && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   const recordedCounters = await prefixCounters(recordSim.url);
   await proxy.close();
 
   const replaySim = await spawnSimulator(SIM);
   cleanup.push(() => replaySim.close());
   const out = join(dir, 'replay');
-  const r = await cli(['bench', '--target', replaySim.url, '--replay', trace, '--warmup', '2', '--nvidia-smi', 'none', '--sample-interval', '250ms',
+  const files = traceFiles(trace);
+  const r = await cli(['bench', '--target', replaySim.url, '--replay', ...files, '--warmup', '2', '--nvidia-smi', 'none', '--sample-interval', '250ms',
     '--slo', 'ttft=2s,tpot=100ms', '--out', out]);
   assert.equal(r.code, 0, r.stderr);
-  return { trace, lines, sent, recordedCounters, report: JSON.parse(readFileSync(join(out, 'bench.json'), 'utf8')) as BenchReport };
+  return { files, lines, sent, recordedCounters, report: JSON.parse(readFileSync(join(out, 'bench.json'), 'utf8')) as BenchReport };
 }
 
 /**
@@ -120,14 +135,15 @@ const TOLERANCE: Record<number, { engine: number; sameRequests: [number, number]
   16: { engine: 0.02, sameRequests: [0.97, 1.03] },
 };
 
-for (const block of [512, 16]) {
+/** At 16-token blocks a line holds a hundred ids or more: the trace rotates into several files, and the replay reads them all. */
+for (const [block, maxSize] of [[512, '100mb'], [16, '24kb']] as const) {
   describe(`round trip, ${block}-token blocks`, { timeout: 120_000 }, () => {
     const cleanup: (() => Promise<void> | void)[] = [];
     let dir: string;
     let rt: RoundTrip;
     before(async () => {
       dir = mkdtempSync(join(tmpdir(), 'infermeter-roundtrip-'));
-      rt = await roundTrip(dir, block, cleanup);
+      rt = await roundTrip(dir, block, maxSize, cleanup);
     });
     after(async () => {
       for (const f of cleanup.reverse()) await f();
@@ -141,14 +157,16 @@ for (const block of [512, 16]) {
       assert.deepEqual(new Set(rt.lines.map((l) => l.api)), new Set(APIS));
       assert.deepEqual([...rt.lines.map((l) => l.input_length)].sort((a, b) => a - b), [...rt.sent.map((s) => s.input)].sort((a, b) => a - b));
       // The reader written from Mooncake's and AIPerf's documents takes the file as it is.
-      const rows = readMooncake(readFileSync(rt.trace, 'utf8'), block);
+      const rows = rt.files.flatMap((f) => readMooncake(readFileSync(f, 'utf8'), block));
       assert.deepEqual(rows.map((x) => [x.timestamp, x.input_length, x.output_length, x.hash_ids]), rt.lines.map((l) => [l.timestamp, l.input_length, l.output_length, l.hash_ids]));
     });
 
     test('the replay: every request ok, every prompt and reply as long as recorded', () => {
       const rp = rt.report.replay!;
+      assert.deepEqual(rp.files.map((f) => f.requests), rt.files.map((f) => readLines(f).length));
+      if (block === 16) assert.ok(rt.files.length >= 3, `the trace rotated: ${rt.files.join(' ')}`);
       assert.equal(rt.report.steps[0]!.summary.ok, REQUESTS);
-      console.log(`# ${block}: input ${rp.inputLength.exact}/${rp.inputLength.compared} exact; output ${rp.outputLength.exact}/${rp.outputLength.compared} exact`);
+      console.log(`# ${block}: ${rt.files.length} file(s); input ${rp.inputLength.exact}/${rp.inputLength.compared} exact; output ${rp.outputLength.exact}/${rp.outputLength.compared} exact`);
       assert.equal(rp.inputLength.exact, REQUESTS, JSON.stringify(rp.inputLength));
       assert.equal(rp.outputLength.exact, REQUESTS, JSON.stringify(rp.outputLength));
       assert.deepEqual(rp.replayed.inputTokens, rp.recorded.inputTokens);

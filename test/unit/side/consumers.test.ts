@@ -12,19 +12,21 @@ import { CONSUMERS } from '../../../src/side/consumers.js';
 import { MetricsSide } from '../../../src/side/side.js';
 import { StatusPage } from '../../../src/exporters/ui/status-page.js';
 import { BottleneckMonitor } from '../../../src/metrics/bottleneck/live.js';
+import { EnergyMeter } from '../../../src/metrics/energy/meter.js';
 
 const log = pino({ level: 'silent' });
 const side = (flags: Record<string, string>) => new MetricsSide(resolveConfig({ upstream: 'http://127.0.0.1:9', ...flags }, {}), log);
 
 test('one consumer per enabled row, in table order, named as its row; the page reads the trail and the verdicts', async () => {
-  assert.deepEqual(CONSUMERS.map((c) => c.name), ['requests', 'otlp', 'trail', 'bottleneck', 'ui']);
+  assert.deepEqual(CONSUMERS.map((c) => c.name), ['requests', 'otlp', 'trail', 'bottleneck', 'energy', 'ui']);
   const on = side({});
-  assert.deepEqual(on.consumers.map((c) => c.name), ['requests', 'trail', 'bottleneck', 'ui'], 'no OTEL_* variable: no OTLP consumer');
+  assert.deepEqual(on.consumers.map((c) => c.name), ['requests', 'trail', 'bottleneck', 'energy', 'ui'], 'no OTEL_* variable: no OTLP consumer');
   const page = on.consumer(StatusPage)!;
   assert.ok(page.slowRequests, 'the slow-request table reads the trail');
   assert.equal(page.bottlenecks, on.consumer(BottleneckMonitor));
-  const off = side({ ui: 'false' });
-  assert.deepEqual(off.consumers.map((c) => c.name), ['requests', 'trail', 'bottleneck']);
+  assert.equal(page.energy, on.consumer(EnergyMeter), 'the page shows the energy consumer\'s figures');
+  const off = side({ ui: 'false', collectorGpu: 'false' });
+  assert.deepEqual(off.consumers.map((c) => c.name), ['requests', 'trail', 'bottleneck'], 'no GPU collector: no energy');
   await on.close();
   await off.close();
 });

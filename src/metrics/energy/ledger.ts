@@ -1,0 +1,232 @@
+/**
+ * The energy ledger: GPU energy and request work put side by side in one-second buckets, and
+ * each bucket split once it is complete (docs/energy.md, "Attribution").
+ *
+ * - Energy arrives per GPU as an increase over a span of time (two readings of its counter) and
+ *   is spread over the buckets of that span, with the GPU-seconds it covers. A GPU serves the
+ *   upstreams the GPU-engine join names.
+ * - Work arrives per request when it ends, and is spread over the request's life: its prefill
+ *   work (input tokens × the input weight) over its time to first token, its output tokens over
+ *   the rest. So a minute-long stream weighs on every second it ran, not on the one it ended in.
+ * - A bucket is split when its energy is in (every GPU that reports has read past its end) and
+ *   every request in flight during it has ended and been handed in: the requests that overlap
+ *   it are counted against the most requests seen in flight at once during it. Requests of a
+ *   few seconds keep the counters a few seconds behind; a request that never seems to end
+ *   holds a bucket at most MAX_HOLD_MS.
+ * - Split: each upstream's energy goes to its models by their share of its work in the bucket
+ *   (`busy`); an upstream with no work in the bucket spent it `idle`, kept apart with an empty
+ *   model, never spread over tokens. A GPU shared by several upstreams is split between them
+ *   by their work (equally when none worked). Energy or work that arrives for a bucket already
+ *   split goes to the oldest open one: totals stay exact, only the split of that moment shifts.
+ *
+ * Pure: times are Unix ms handed in, nothing here reads a clock.
+ */
+
+export const BUCKET_MS = 1000;
+/** The longest a bucket waits for the requests in flight during it. */
+export const MAX_HOLD_MS = 10 * 60_000;
+/** After this, a bucket's energy is taken as complete even if a GPU has not read past it (it went silent). */
+export const ENERGY_WAIT_MS = 60_000;
+/** Records of requests that ended reach the metrics side within a batch interval (20 ms); this much is plenty. */
+const RECORD_WAIT_MS = 2_000;
+
+export interface WorkItem {
+  upstream: string;
+  model: string;
+  /** Unix ms the proxy received the request. */
+  startMs: number;
+  /** Time to first token in ms; null: none seen (non-streamed, failed). */
+  ttftMs: number | null;
+  /** Unix ms it ended (start + E2E, or when its record arrived). */
+  endMs: number;
+  /** Prefill work: input tokens × the input weight. */
+  prefillWork: number;
+  outputTokens: number;
+  /** Output tokens of a request that met every SLO. */
+  goodOutputTokens: number;
+  /** Counted in the machine's generation requests in flight (RequestRecord.modelAdmitted). */
+  admitted: boolean;
+}
+
+/** One piece of a split bucket. */
+export interface Share {
+  /** The bucket's start, Unix ms. */
+  at: number;
+  upstream: string;
+  /** '' for idle. */
+  model: string;
+  state: 'busy' | 'idle';
+  joules: number;
+  gpuSeconds: number;
+  outputTokens: number;
+  goodOutputTokens: number;
+}
+
+interface Tally {
+  work: number;
+  outputTokens: number;
+  goodOutputTokens: number;
+}
+
+interface Bucket {
+  /** gpu → energy, GPU-seconds and the upstreams it served. */
+  gpus: Map<string, { joules: number; seconds: number; upstreams: readonly string[] }>;
+  /** upstream → model → work. */
+  work: Map<string, Map<string, Tally>>;
+  /** Most generation requests in flight at once during the bucket, machine-wide. */
+  inFlight: number;
+  /** Admitted requests that overlap it and have ended. */
+  covered: number;
+}
+
+export class EnergyLedger {
+  private readonly buckets = new Map<number, Bucket>();
+  /** Every bucket before this index is split. */
+  private open = -Infinity;
+  /** gpu → Unix ms its energy is in through; the GPUs that read within ENERGY_WAIT_MS decide completeness. */
+  private readonThrough = new Map<string, number>();
+  /** Upstreams that have had energy: only theirs get token shares (a remote upstream without GPUs has no energy per token). */
+  private readonly powered = new Set<string>();
+
+  /** A GPU's energy increase over [fromMs, toMs] (its two readings), and the upstreams it serves now. */
+  addEnergy(gpu: string, upstreams: readonly string[], fromMs: number, toMs: number, joules: number): void {
+    this.readonThrough.set(gpu, Math.max(this.readonThrough.get(gpu) ?? -Infinity, toMs));
+    for (const u of upstreams) this.powered.add(u);
+    const seconds = Math.max(0, toMs - fromMs) / 1000;
+    this.spread(fromMs, toMs, (b, f) => {
+      const e = b.gpus.get(gpu);
+      if (e) {
+        e.joules += joules * f;
+        e.seconds += seconds * f;
+        e.upstreams = upstreams;
+      } else b.gpus.set(gpu, { joules: joules * f, seconds: seconds * f, upstreams });
+    });
+  }
+
+  /** A finished request's work, spread over its life; it also counts toward the buckets it overlapped having ended. */
+  addWork(w: WorkItem): void {
+    const end = Math.max(w.endMs, w.startMs);
+    const firstToken = w.ttftMs !== null && w.ttftMs > 0 ? Math.min(end, w.startMs + w.ttftMs) : w.startMs;
+    const decodeFrom = firstToken < end ? firstToken : w.startMs;
+    this.spread(w.startMs, firstToken > w.startMs ? firstToken : end, (b, f) => (this.tally(b, w).work += w.prefillWork * f));
+    this.spread(decodeFrom, end, (b, f) => {
+      const t = this.tally(b, w);
+      t.work += w.outputTokens * f;
+      t.outputTokens += w.outputTokens * f;
+      t.goodOutputTokens += w.goodOutputTokens * f;
+    });
+    if (!w.admitted) return;
+    // One bucket past its end too: the in-flight count that still held it may land there.
+    for (let i = this.index(w.startMs); i <= this.index(end + BUCKET_MS); i++) {
+      if (i >= this.open) this.bucket(i).covered++;
+    }
+  }
+
+  /** Generation requests in flight machine-wide, seen over [fromMs, toMs]. */
+  noteInFlight(fromMs: number, toMs: number, n: number): void {
+    if (n <= 0) return;
+    for (let i = Math.max(this.index(fromMs), this.open); i <= this.index(toMs); i++) {
+      const b = this.bucket(i);
+      b.inFlight = Math.max(b.inFlight, n);
+    }
+  }
+
+  /** Splits every complete bucket, oldest first; `inFlightNow`: the machine's generation requests in flight now. */
+  settle(nowMs: number, inFlightNow: number): Share[] {
+    const out: Share[] = [];
+    const energyThrough = this.energyThrough(nowMs);
+    for (const i of [...this.buckets.keys()].sort((a, b) => a - b)) {
+      const end = (i + 1) * BUCKET_MS;
+      const b = this.buckets.get(i)!;
+      if (end > energyThrough && nowMs < end + ENERGY_WAIT_MS) break;
+      const ended = b.covered >= b.inFlight || (inFlightNow === 0 && nowMs >= end + RECORD_WAIT_MS) || nowMs >= end + MAX_HOLD_MS;
+      if (!ended) break;
+      this.buckets.delete(i);
+      this.open = i + 1;
+      split(i * BUCKET_MS, b, this.powered, out);
+    }
+    return out;
+  }
+
+  /** Buckets not yet split (tests; bounded by MAX_HOLD_MS of seconds). */
+  get pending(): number {
+    return this.buckets.size;
+  }
+
+  private energyThrough(nowMs: number): number {
+    let through = Infinity;
+    for (const [gpu, t] of this.readonThrough) {
+      if (t < nowMs - ENERGY_WAIT_MS) this.readonThrough.delete(gpu);
+      else through = Math.min(through, t);
+    }
+    return through === Infinity ? nowMs : through;
+  }
+
+  private tally(b: Bucket, w: WorkItem): Tally {
+    let models = b.work.get(w.upstream);
+    if (!models) b.work.set(w.upstream, (models = new Map()));
+    let t = models.get(w.model);
+    if (!t) models.set(w.model, (t = { work: 0, outputTokens: 0, goodOutputTokens: 0 }));
+    return t;
+  }
+
+  /** Calls `add` for each bucket [fromMs, toMs] overlaps, with the share of the span in it; an empty span: its one bucket, whole. */
+  private spread(fromMs: number, toMs: number, add: (b: Bucket, fraction: number) => void): void {
+    if (!(toMs > fromMs)) {
+      add(this.bucket(this.index(fromMs)), 1);
+      return;
+    }
+    const span = toMs - fromMs;
+    for (let i = this.index(fromMs); i <= this.index(toMs - 1e-6); i++) {
+      const overlap = Math.min(toMs, (i + 1) * BUCKET_MS) - Math.max(fromMs, i * BUCKET_MS);
+      if (overlap > 0) add(this.bucket(i), overlap / span);
+    }
+  }
+
+  private index(ms: number): number {
+    return Math.floor(ms / BUCKET_MS);
+  }
+
+  /** The bucket at index i; one already split hands its part to the oldest open bucket. */
+  private bucket(i: number): Bucket {
+    const at = Math.max(i, this.open);
+    let b = this.buckets.get(at);
+    if (!b) this.buckets.set(at, (b = { gpus: new Map(), work: new Map(), inFlight: 0, covered: 0 }));
+    return b;
+  }
+}
+
+/** One complete bucket into shares: each upstream's energy to its models by work, or idle. */
+function split(at: number, b: Bucket, powered: ReadonlySet<string>, out: Share[]): void {
+  const workOf = (u: string) => {
+    let w = 0;
+    for (const t of b.work.get(u)?.values() ?? []) w += t.work;
+    return w;
+  };
+  const energy = new Map<string, { joules: number; seconds: number }>();
+  for (const g of b.gpus.values()) {
+    if (g.upstreams.length === 0) continue; // a GPU tied to no upstream: counted per GPU only
+    const works = g.upstreams.map(workOf);
+    const total = works.reduce((a, x) => a + x, 0);
+    g.upstreams.forEach((u, k) => {
+      const f = total > 0 ? works[k]! / total : 1 / g.upstreams.length;
+      const e = energy.get(u) ?? { joules: 0, seconds: 0 };
+      e.joules += g.joules * f;
+      e.seconds += g.seconds * f;
+      energy.set(u, e);
+    });
+  }
+  const upstreams = new Set([...energy.keys(), ...[...b.work.keys()].filter((u) => powered.has(u))]);
+  for (const u of upstreams) {
+    const e = energy.get(u) ?? { joules: 0, seconds: 0 };
+    const total = workOf(u);
+    if (total <= 0) {
+      if (e.joules > 0 || e.seconds > 0) out.push({ at, upstream: u, model: '', state: 'idle', joules: e.joules, gpuSeconds: e.seconds, outputTokens: 0, goodOutputTokens: 0 });
+      continue;
+    }
+    for (const [model, t] of b.work.get(u)!) {
+      const f = t.work / total;
+      out.push({ at, upstream: u, model, state: 'busy', joules: e.joules * f, gpuSeconds: e.seconds * f, outputTokens: t.outputTokens, goodOutputTokens: t.goodOutputTokens });
+    }
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * src/metrics/energy/ledger.ts on hand-made energy and work: a second's energy goes to an
+ * upstream's models by their work in it, or idle; busy plus idle is every joule handed in; a
+ * second waits for the requests that were in flight during it, at most MAX_HOLD_MS; a GPU of two
+ * upstreams is split by their work; late energy lands in the oldest open second, never lost.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { EnergyLedger, MAX_HOLD_MS, type Share, type WorkItem } from '../../../src/metrics/energy/ledger.js';
+
+const work = (over: Partial<WorkItem>): WorkItem => ({
+  upstream: 'a', model: 'x', startMs: 0, ttftMs: null, endMs: 0, prefillWork: 0, outputTokens: 0, goodOutputTokens: 0, admitted: true, ...over,
+});
+const sum = (shares: Share[], f: (s: Share) => number, where: (s: Share) => boolean = () => true) => shares.filter(where).reduce((a, s) => a + f(s), 0);
+const near = (a: number, b: number, what: string) => assert.ok(Math.abs(a - b) < 1e-9 * Math.max(1, Math.abs(b)), `${what}: ${a} vs ${b}`);
+
+test('each second\'s energy goes to the models by their work in it; busy + idle = every joule; tokens follow the seconds they ran in', () => {
+  const l = new EnergyLedger();
+  l.addEnergy('0', ['a'], 0, 12_000, 120); // 10 W for 12 s
+  // x: 0-10 s, 100 output tokens (10 a second); y: 5-10 s, 100 tokens (20 a second), 60 of them good.
+  l.addWork(work({ model: 'x', startMs: 0, endMs: 10_000, outputTokens: 100, goodOutputTokens: 100 }));
+  l.addWork(work({ model: 'y', startMs: 5000, endMs: 10_000, outputTokens: 100, goodOutputTokens: 60 }));
+  const shares = l.settle(20_000, 0);
+  near(sum(shares, (s) => s.joules), 120, 'every joule handed in');
+  near(sum(shares, (s) => s.joules, (s) => s.model === 'x'), 50 + 5 * (10 * 10 / 30), 'x: all of 0-5 s, a third of 5-10 s');
+  near(sum(shares, (s) => s.joules, (s) => s.model === 'y'), 5 * (10 * 20 / 30), 'y: two thirds of 5-10 s');
+  near(sum(shares, (s) => s.joules, (s) => s.state === 'idle'), 20, '10-12 s ran no request: idle');
+  assert.ok(shares.filter((s) => s.state === 'idle').every((s) => s.model === '' && s.outputTokens === 0), 'idle has an empty model and no tokens');
+  near(sum(shares, (s) => s.outputTokens, (s) => s.model === 'y'), 100, 'y\'s tokens');
+  near(sum(shares, (s) => s.goodOutputTokens, (s) => s.model === 'y'), 60, 'y\'s good tokens');
+  near(sum(shares, (s) => s.gpuSeconds), 12, 'GPU-seconds');
+  assert.equal(l.pending, 0);
+});
+
+test('prefill work weighs on the time to first token, output tokens on the rest', () => {
+  const l = new EnergyLedger();
+  l.addEnergy('0', ['a'], 0, 4000, 40);
+  // p: 1000 prefill units over 0-2 s (then 0 tokens over 2-4 s); q: 100 output tokens over 0-4 s.
+  l.addWork(work({ model: 'p', startMs: 0, ttftMs: 2000, endMs: 4000, prefillWork: 1000 }));
+  l.addWork(work({ model: 'q', startMs: 0, ttftMs: 0, endMs: 4000, outputTokens: 100 }));
+  const shares = l.settle(10_000, 0);
+  near(sum(shares, (s) => s.joules, (s) => s.model === 'p'), 2 * 10 * (500 / 525), 'p: most of 0-2 s, none of 2-4 s');
+  near(sum(shares, (s) => s.joules, (s) => s.model === 'q'), 2 * 10 * (25 / 525) + 20, 'q');
+});
+
+test('a second waits for the requests in flight during it; a request that never ends holds it at most MAX_HOLD_MS', () => {
+  const l = new EnergyLedger();
+  l.addEnergy('0', ['a'], 0, 5000, 50);
+  l.noteInFlight(0, 5000, 1);
+  assert.deepEqual(l.settle(8000, 1), [], 'the request in flight has not ended: nothing is split, nothing is called idle');
+  l.addWork(work({ model: 'x', startMs: 0, ttftMs: 100, endMs: 5000, outputTokens: 50 }));
+  const shares = l.settle(8000, 0);
+  near(sum(shares, (s) => s.joules, (s) => s.state === 'busy' && s.model === 'x'), 50, 'all of it busy, x\'s');
+
+  const held = new EnergyLedger();
+  held.addEnergy('0', ['a'], 0, 1000, 10);
+  held.noteInFlight(0, 1000, 3);
+  held.addWork(work({ startMs: 0, endMs: 1000, outputTokens: 5 })); // one of the three ended
+  assert.deepEqual(held.settle(1000 + MAX_HOLD_MS - 1, 2), []);
+  near(sum(held.settle(1000 + MAX_HOLD_MS, 2), (s) => s.joules), 10, 'split after MAX_HOLD_MS, with the work it has');
+  // With nothing in flight any more, a second is split without waiting for the count.
+  const quiet = new EnergyLedger();
+  quiet.addEnergy('0', ['a'], 0, 1000, 10);
+  quiet.noteInFlight(0, 1000, 2);
+  assert.equal(quiet.settle(3000, 0).length, 1, 'nothing in flight now: every record is in');
+});
+
+test('a second waits for its energy: until every reporting GPU has read past it, or ENERGY_WAIT_MS', () => {
+  const l = new EnergyLedger();
+  l.addEnergy('0', ['a'], 0, 2000, 20);
+  l.addEnergy('1', ['a'], 0, 1000, 10); // GPU 1 has read through 1 s only
+  const first = l.settle(3000, 0);
+  assert.deepEqual(first.map((s) => s.at), [0], 'only the first second is complete');
+  l.addEnergy('1', ['a'], 1000, 2000, 10);
+  near(sum(l.settle(3000, 0), (s) => s.joules), 20, 'the second second, both GPUs');
+});
+
+test('a GPU of two upstreams is split by their work, equally when neither worked; a GPU of none is not attributed', () => {
+  const l = new EnergyLedger();
+  l.addEnergy('0', ['a', 'b'], 0, 1000, 30);
+  l.addEnergy('1', [], 0, 1000, 99);
+  l.addWork(work({ upstream: 'a', startMs: 0, endMs: 1000, outputTokens: 10 }));
+  l.addWork(work({ upstream: 'b', model: 'z', startMs: 0, endMs: 1000, outputTokens: 20 }));
+  l.addEnergy('0', ['a', 'b'], 1000, 2000, 30);
+  l.addEnergy('1', [], 1000, 2000, 99);
+  const shares = l.settle(5000, 0);
+  near(sum(shares, (s) => s.joules, (s) => s.upstream === 'a' && s.state === 'busy'), 10, 'a: a third');
+  near(sum(shares, (s) => s.joules, (s) => s.upstream === 'b' && s.state === 'busy'), 20, 'b: two thirds');
+  near(sum(shares, (s) => s.joules, (s) => s.state === 'idle'), 30, 'second 2: idle, half each');
+  assert.deepEqual(shares.filter((s) => s.state === 'idle').map((s) => [s.upstream, s.joules]), [['a', 15], ['b', 15]]);
+  near(sum(shares, (s) => s.joules), 60, 'the unattributed GPU is not in any share');
+});
+
+test('energy or work for a second already split goes to the oldest open one: nothing lost', () => {
+  const l = new EnergyLedger();
+  l.addEnergy('0', ['a'], 0, 2000, 20);
+  near(sum(l.settle(5000, 0), (s) => s.joules), 20, 'seconds 0-1 idle');
+  l.addEnergy('0', ['a'], 2000, 3000, 10);
+  l.addEnergy('0', ['a'], 0, 2000, 7); // late: a reading that spans seconds already split
+  l.addWork(work({ startMs: 500, endMs: 2500, outputTokens: 40 })); // three quarters of it late
+  const shares = l.settle(6000, 0);
+  near(sum(shares, (s) => s.joules), 17, 'the late 7 J with second 2');
+  near(sum(shares, (s) => s.outputTokens), 40, 'and all 40 tokens');
+  assert.ok(shares.every((s) => s.at === 2000 && s.state === 'busy'));
+});

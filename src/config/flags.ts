@@ -8,7 +8,7 @@ import { ENGINES } from '../lib/engines.js';
 import { LOG_LEVELS } from '../lib/log.js';
 import {
   oneOf, parseBool, parseDuration, parseHostPort, parseHttpUrl, parseList, parsePositiveInt, parseSize, positiveDuration, parseBoundedDuration, boundedInt, parseBucketFactor, parseHeaderName, nonEmpty, dmonLetters, wholeSeconds,
-  parsePrice, parseCurrency, parseWeight,
+  parsePrice, parseCurrency, parseRate,
 } from '../lib/parse.js';
 import { AUTO_MAX, parseWorkers } from '../lib/cpus.js';
 import { DEFAULT_IN_FLIGHT_BANDS, DEFAULT_PROMPT_CLASSES, parseBounds } from '../metrics/breakdown.js';
@@ -87,7 +87,7 @@ const ROWS: { readonly [K in FlagKey]: Row<K> } = {
   gpuHourCost: { flag: '--gpu-hour-cost <price>', help: 'what one GPU costs per hour (rented or amortised), in --currency: infermeter_cost_total{kind="gpu_time"} per model; an upstreams: entry may set its own gpuHourCost; 0 = none (docs/energy.md)', default: '0', parse: parsePrice },
   energyPrice: { flag: '--energy-price <price>', help: 'what one kWh of GPU energy costs, in --currency: infermeter_cost_total{kind="energy"} per model; an upstreams: entry may set its own energyPrice; 0 = none', default: '0', parse: parsePrice },
   currency: { flag: '--currency <code>', help: 'what the prices are in, the currency label of infermeter_cost_total (USD, EUR, ...); required with a price', default: 'USD', parse: parseCurrency },
-  energyInputWeight: { flag: '--energy-input-weight <w>', help: 'how much GPU work one input (prompt) token counts for against one output token when an upstream\'s energy is split between its models each second; 0 = by output tokens alone (docs/energy.md: how this default was measured)', default: '0.05', parse: parseWeight },
+  energyPrefillRate: { flag: '--energy-prefill-rate <tokens/s>', help: 'prompt tokens per second the engine prefills on its GPUs: each second, the prompts prefilled in it take the share of its energy their prefill needed and output tokens share the rest; 0 = by output tokens alone (docs/energy.md: why, and how to read it off your engine)', default: '10000', parse: parseRate },
   ui: { flag: '--ui <bool>', help: 'serve the live status page at / and /ui, and its JSON at /api/v1/status, on the metrics listener (read-only)', default: 'true', parse: parseBool },
 };
 

@@ -143,10 +143,10 @@ export function parsePrice(v: string): number {
   return n;
 }
 
-/** A weight between 0 and 1000. */
-export function parseWeight(v: string): number {
+/** A rate per second, 0 or more. */
+export function parseRate(v: string): number {
   const n = Number(v.trim());
-  if (v.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1000) throw new Error(`expected a number from 0 to 1000 such as 0.05, got "${v}"`);
+  if (v.trim() === '' || !Number.isFinite(n) || n < 0) throw new Error(`expected a number of tokens per second such as 10000 (0: none), got "${v}"`);
   return n;
 }
 

@@ -87,7 +87,7 @@ const SAMPLES: Record<string, string> = {
   gpuHourCost: '2.5',
   energyPrice: '0.12',
   currency: 'EUR',
-  energyInputWeight: '0.2',
+  energyPrefillRate: '25000',
 };
 const SECRETS = new Set(['tenantSalt']);
 /** The upstream of the lower sources when a higher one sets it (it has no default). */

@@ -39,8 +39,8 @@ export interface WorkItem {
   ttftMs: number | null;
   /** Unix ms it ended (start + E2E, or when its record arrived). */
   endMs: number;
-  /** Prefill work: input tokens × the input weight. */
-  prefillWork: number;
+  /** Seconds of the engine's time its prefill took: input tokens over the prefill rate (0: not counted). */
+  prefillSeconds: number;
   outputTokens: number;
   /** Output tokens of a request that met every SLO. */
   goodOutputTokens: number;
@@ -63,7 +63,8 @@ export interface Share {
 }
 
 interface Tally {
-  work: number;
+  /** Seconds of prefill: input tokens over the prefill rate. */
+  prefill: number;
   outputTokens: number;
   goodOutputTokens: number;
 }
@@ -108,10 +109,9 @@ export class EnergyLedger {
     const end = Math.max(w.endMs, w.startMs);
     const firstToken = w.ttftMs !== null && w.ttftMs > 0 ? Math.min(end, w.startMs + w.ttftMs) : w.startMs;
     const decodeFrom = firstToken < end ? firstToken : w.startMs;
-    this.spread(w.startMs, firstToken > w.startMs ? firstToken : end, (b, f) => (this.tally(b, w).work += w.prefillWork * f));
+    this.spread(w.startMs, firstToken > w.startMs ? firstToken : end, (b, f) => (this.tally(b, w).prefill += w.prefillSeconds * f));
     this.spread(decodeFrom, end, (b, f) => {
       const t = this.tally(b, w);
-      t.work += w.outputTokens * f;
       t.outputTokens += w.outputTokens * f;
       t.goodOutputTokens += w.goodOutputTokens * f;
     });
@@ -166,7 +166,7 @@ export class EnergyLedger {
     let models = b.work.get(w.upstream);
     if (!models) b.work.set(w.upstream, (models = new Map()));
     let t = models.get(w.model);
-    if (!t) models.set(w.model, (t = { work: 0, outputTokens: 0, goodOutputTokens: 0 }));
+    if (!t) models.set(w.model, (t = { prefill: 0, outputTokens: 0, goodOutputTokens: 0 }));
     return t;
   }
 
@@ -196,36 +196,53 @@ export class EnergyLedger {
   }
 }
 
-/** One complete bucket into shares: each upstream's energy to its models by work, or idle. */
+/**
+ * A model's part of an upstream's second: its prompt tokens take the share of the second their
+ * prefill needed (prefill seconds, at most the whole second), shared by prefill seconds; its
+ * output tokens share the rest, by output tokens (every sequence of a batch gets a token per
+ * step, so within one second tokens go with the time a sequence held its slot).
+ */
+function parts(models: ReadonlyMap<string, Tally>): Map<string, number> | null {
+  let prefill = 0;
+  let output = 0;
+  for (const t of models.values()) {
+    prefill += t.prefill;
+    output += t.outputTokens;
+  }
+  if (!(prefill > 0) && !(output > 0)) return null;
+  const f = output > 0 ? Math.min(1, prefill / (BUCKET_MS / 1000)) : 1;
+  const out = new Map<string, number>();
+  for (const [model, t] of models) out.set(model, (prefill > 0 ? (f * t.prefill) / prefill : 0) + (output > 0 ? ((1 - f) * t.outputTokens) / output : 0));
+  return out;
+}
+
+/** One complete bucket into shares: each upstream's energy to its models by their parts, or idle. */
 function split(at: number, b: Bucket, powered: ReadonlySet<string>, out: Share[]): void {
-  const workOf = (u: string) => {
-    let w = 0;
-    for (const t of b.work.get(u)?.values() ?? []) w += t.work;
-    return w;
-  };
+  const partsOf = new Map<string, Map<string, number> | null>();
+  for (const [u, models] of b.work) partsOf.set(u, parts(models));
   const energy = new Map<string, { joules: number; seconds: number }>();
   for (const g of b.gpus.values()) {
     if (g.upstreams.length === 0) continue; // a GPU tied to no upstream: counted per GPU only
-    const works = g.upstreams.map(workOf);
-    const total = works.reduce((a, x) => a + x, 0);
-    g.upstreams.forEach((u, k) => {
-      const f = total > 0 ? works[k]! / total : 1 / g.upstreams.length;
+    // A GPU of several upstreams: equally between those that worked this second, or all of them.
+    const working = g.upstreams.filter((u) => partsOf.get(u));
+    const to = working.length > 0 ? working : g.upstreams;
+    for (const u of to) {
       const e = energy.get(u) ?? { joules: 0, seconds: 0 };
-      e.joules += g.joules * f;
-      e.seconds += g.seconds * f;
+      e.joules += g.joules / to.length;
+      e.seconds += g.seconds / to.length;
       energy.set(u, e);
-    });
+    }
   }
   const upstreams = new Set([...energy.keys(), ...[...b.work.keys()].filter((u) => powered.has(u))]);
   for (const u of upstreams) {
     const e = energy.get(u) ?? { joules: 0, seconds: 0 };
-    const total = workOf(u);
-    if (total <= 0) {
+    const shares = partsOf.get(u);
+    if (!shares) {
       if (e.joules > 0 || e.seconds > 0) out.push({ at, upstream: u, model: '', state: 'idle', joules: e.joules, gpuSeconds: e.seconds, outputTokens: 0, goodOutputTokens: 0 });
       continue;
     }
     for (const [model, t] of b.work.get(u)!) {
-      const f = t.work / total;
+      const f = shares.get(model)!;
       out.push({ at, upstream: u, model, state: 'busy', joules: e.joules * f, gpuSeconds: e.seconds * f, outputTokens: t.outputTokens, goodOutputTokens: t.goodOutputTokens });
     }
   }

@@ -85,13 +85,13 @@ export class EnergyMeter implements BatchConsumer {
       this.inFlightAt = now;
       this.ledger.noteInFlight(now, now, n);
     }
-    const weight = this.opts.settings.energyInputWeight;
+    const rate = this.opts.settings.energyPrefillRate;
     batch.records.forEach((r, i) => {
       const verdicts = batch.verdicts[i];
       const good = verdicts !== null && verdicts !== undefined && verdicts.every((v) => v.good);
       this.ledger.addWork({
         upstream: this.names[r.upstream] ?? '', model: batch.labels[i]!, startMs: r.startedAt, ttftMs: r.ttft >= 0 ? r.ttft * 1000 : null,
-        endMs: r.e2e >= 0 ? r.startedAt + r.e2e * 1000 : now, prefillWork: r.inputTokensKnown ? r.inputTokens * weight : 0,
+        endMs: r.e2e >= 0 ? r.startedAt + r.e2e * 1000 : now, prefillSeconds: r.inputTokensKnown && rate > 0 ? r.inputTokens / rate : 0,
         outputTokens: r.outputTokens, goodOutputTokens: good ? r.outputTokens : 0, admitted: r.modelAdmitted,
       });
     });

@@ -1,7 +1,8 @@
 /**
  * What energy attribution and cost read of the configuration (config/flags.ts fills it;
- * docs/energy.md, "Cost"): the prices, the currency they are in, and how much an input token
- * weighs against an output token when an upstream's energy is split between its models. An
+ * docs/energy.md, "Cost"): the prices, the currency they are in, and how fast the engine
+ * prefills, which decides the prompts' share when an upstream's energy is split between its
+ * models. An
  * upstream of the `upstreams:` list may carry prices of its own (lib/upstream-spec.ts).
  */
 import type { UpstreamSpec } from '../../lib/upstream-spec.js';
@@ -13,8 +14,12 @@ export interface EnergySettings {
   energyPrice: number;
   /** What the prices are in: the `currency` label of infermeter_cost_total. */
   currency: string;
-  /** A request's work = output tokens + this × input tokens (0: output tokens alone). */
-  energyInputWeight: number;
+  /**
+   * Prompt tokens per second the engine prefills on its GPUs: a second's energy goes to the
+   * prompts prefilled in it by the share of the second their prefill took, the rest to the
+   * output tokens (0: output tokens alone).
+   */
+  energyPrefillRate: number;
 }
 
 /** What a price of one upstream is, its own or the global one. */

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { EnergyLedger, MAX_HOLD_MS, type Share, type WorkItem } from '../../../src/metrics/energy/ledger.js';
 
 const work = (over: Partial<WorkItem>): WorkItem => ({
-  upstream: 'a', model: 'x', startMs: 0, ttftMs: null, endMs: 0, prefillWork: 0, outputTokens: 0, goodOutputTokens: 0, admitted: true, ...over,
+  upstream: 'a', model: 'x', startMs: 0, ttftMs: null, endMs: 0, prefillSeconds: 0, outputTokens: 0, goodOutputTokens: 0, admitted: true, ...over,
 });
 const sum = (shares: Share[], f: (s: Share) => number, where: (s: Share) => boolean = () => true) => shares.filter(where).reduce((a, s) => a + f(s), 0);
 const near = (a: number, b: number, what: string) => assert.ok(Math.abs(a - b) < 1e-9 * Math.max(1, Math.abs(b)), `${what}: ${a} vs ${b}`);
@@ -32,15 +32,21 @@ test('each second\'s energy goes to the models by their work in it; busy + idle 
   assert.equal(l.pending, 0);
 });
 
-test('prefill work weighs on the time to first token, output tokens on the rest', () => {
+test('prompts take the share of a second their prefill took, output tokens share the rest; prefill weighs on the time to first token', () => {
   const l = new EnergyLedger();
   l.addEnergy('0', ['a'], 0, 4000, 40);
-  // p: 1000 prefill units over 0-2 s (then 0 tokens over 2-4 s); q: 100 output tokens over 0-4 s.
-  l.addWork(work({ model: 'p', startMs: 0, ttftMs: 2000, endMs: 4000, prefillWork: 1000 }));
+  // p: 0.5 s of prefill over 0-2 s (a quarter of each second), then no token; q: 100 output tokens over 0-4 s.
+  l.addWork(work({ model: 'p', startMs: 0, ttftMs: 2000, endMs: 4000, prefillSeconds: 0.5 }));
   l.addWork(work({ model: 'q', startMs: 0, ttftMs: 0, endMs: 4000, outputTokens: 100 }));
   const shares = l.settle(10_000, 0);
-  near(sum(shares, (s) => s.joules, (s) => s.model === 'p'), 2 * 10 * (500 / 525), 'p: most of 0-2 s, none of 2-4 s');
-  near(sum(shares, (s) => s.joules, (s) => s.model === 'q'), 2 * 10 * (25 / 525) + 20, 'q');
+  near(sum(shares, (s) => s.joules, (s) => s.model === 'p'), 2 * 10 * 0.25, 'p: a quarter of 0-2 s, none of 2-4 s');
+  near(sum(shares, (s) => s.joules, (s) => s.model === 'q'), 2 * 10 * 0.75 + 20, 'q: the rest');
+  // Prefill of more than a second's worth takes the whole second, whatever the output tokens.
+  const full = new EnergyLedger();
+  full.addEnergy('0', ['a'], 0, 1000, 10);
+  full.addWork(work({ model: 'p', startMs: 0, ttftMs: 1000, endMs: 1000, prefillSeconds: 3 }));
+  full.addWork(work({ model: 'q', startMs: 0, endMs: 1000, outputTokens: 10 }));
+  near(sum(full.settle(5000, 0), (s) => s.joules, (s) => s.model === 'p'), 10, 'p: all of it');
 });
 
 test('a second waits for the requests in flight during it; a request that never ends holds it at most MAX_HOLD_MS', () => {
@@ -75,7 +81,7 @@ test('a second waits for its energy: until every reporting GPU has read past it,
   near(sum(l.settle(3000, 0), (s) => s.joules), 20, 'the second second, both GPUs');
 });
 
-test('a GPU of two upstreams is split by their work, equally when neither worked; a GPU of none is not attributed', () => {
+test('a GPU of two upstreams is split equally between those that worked in the second, or all; a GPU of none is not attributed', () => {
   const l = new EnergyLedger();
   l.addEnergy('0', ['a', 'b'], 0, 1000, 30);
   l.addEnergy('1', [], 0, 1000, 99);
@@ -84,8 +90,12 @@ test('a GPU of two upstreams is split by their work, equally when neither worked
   l.addEnergy('0', ['a', 'b'], 1000, 2000, 30);
   l.addEnergy('1', [], 1000, 2000, 99);
   const shares = l.settle(5000, 0);
-  near(sum(shares, (s) => s.joules, (s) => s.upstream === 'a' && s.state === 'busy'), 10, 'a: a third');
-  near(sum(shares, (s) => s.joules, (s) => s.upstream === 'b' && s.state === 'busy'), 20, 'b: two thirds');
+  near(sum(shares, (s) => s.joules, (s) => s.upstream === 'a' && s.state === 'busy'), 15, 'a: half');
+  near(sum(shares, (s) => s.joules, (s) => s.upstream === 'b' && s.state === 'busy'), 15, 'b: half');
+  l.addEnergy('0', ['a', 'b'], 2000, 3000, 30);
+  l.addEnergy('1', [], 2000, 3000, 99);
+  l.addWork(work({ upstream: 'b', model: 'z', startMs: 2000, endMs: 3000, outputTokens: 5 }));
+  near(sum(l.settle(9000, 0), (s) => s.joules, (s) => s.upstream === 'b' && s.state === 'busy'), 30, 'only b worked: all of it');
   near(sum(shares, (s) => s.joules, (s) => s.state === 'idle'), 30, 'second 2: idle, half each');
   assert.deepEqual(shares.filter((s) => s.state === 'idle').map((s) => [s.upstream, s.joules]), [['a', 15], ['b', 15]]);
   near(sum(shares, (s) => s.joules), 60, 'the unattributed GPU is not in any share');

@@ -88,10 +88,10 @@ function split(run: Run, rate: number): number {
   for (const { model, base, r } of run.requests) {
     l.addWork({
       upstream: 'sim', model, startMs: base + r.startMs, ttftMs: r.ttft === null ? null : r.ttft * 1000, endMs: base + r.startMs + r.e2e * 1000,
-      prefillSeconds: (r.promptTokens ?? 0) / rate, outputTokens: r.outputTokens, goodOutputTokens: 0, admitted: false,
+      prefillSeconds: (r.promptTokens ?? 0) / rate, outputTokens: r.outputTokens, goodOutputTokens: 0,
     });
   }
-  const shares = l.settle(performance.now() + 3_600_000, 0);
+  const shares = l.settle(performance.now() + 3_600_000, null);
   const of = (m: string) => shares.filter((s) => s.model === m).reduce((a, s) => a + s.joules, 0);
   return of('model-a') / (of('model-a') + of('model-b'));
 }

@@ -33,6 +33,8 @@ export interface GpuReading extends Values<GpuField> {
   readonly energyJoules: number | null;
   /** Where energyJoules comes from: the driver's own counter, or the power reading integrated. */
   readonly energySource: EnergySource | null;
+  /** Unix ms energyJoules counts from (the GPU's first reading): a reader's first span starts there, so nothing is lost. */
+  readonly energySince: number | null;
   /** Unix ms the sample was read (dmon printed it, or dcgm-exporter answered). */
   readonly at: number;
 }

@@ -32,6 +32,8 @@ export interface EnergyReading {
 
 interface GpuState {
   total: number;
+  /** Unix ms of the GPU's first reading: the total counts from there. */
+  since: number;
   source: EnergySource;
   /** The last power reading and its time (Unix ms), for the next interval. */
   power: { watts: number; at: number } | null;
@@ -52,7 +54,7 @@ export class GpuEnergy {
     let s = this.gpus.get(gpu);
     if (!s) {
       if (counter === null && watts === null) return null;
-      s = { total: 0, source: counter !== null ? 'driver_counter' : 'power', power: null, counter: null };
+      s = { total: 0, since: at, source: counter !== null ? 'driver_counter' : 'power', power: null, counter: null };
       this.gpus.set(gpu, s);
     }
     if (counter !== null) {
@@ -74,6 +76,11 @@ export class GpuEnergy {
 
   source(gpu: number): EnergySource | null {
     return this.gpus.get(gpu)?.source ?? null;
+  }
+
+  /** Unix ms the GPU's total counts from (its first reading); null: not counting yet. */
+  since(gpu: number): number | null {
+    return this.gpus.get(gpu)?.since ?? null;
   }
 }
 

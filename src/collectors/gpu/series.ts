@@ -61,7 +61,7 @@ export class GpuSeries {
     if (facts?.memoryTotalBytes != null) this.memoryTotal.set(labels, facts.memoryTotalBytes);
     this.published.set(sample.gpu, { key, labels, info });
     const joules = this.countEnergy(sample, at);
-    this.machine.setGpu(gpuReading(sample, facts, at, joules === null ? null : { joules, source: this.energy.source(sample.gpu)! }));
+    this.machine.setGpu(gpuReading(sample, facts, at, joules === null ? null : { joules, source: this.energy.source(sample.gpu)!, since: this.energy.since(sample.gpu)! }));
   }
 
   /** Adds the sample to the GPU's energy (energy.ts) and brings its counter series up to the total. */
@@ -96,12 +96,12 @@ const FIELDS = Object.entries(GPU_FIELDS) as [GpuField, string][];
 
 /** The snapshot's reading of one GPU: the sample's values by field, its facts, and its energy so far. */
 export function gpuReading(
-  sample: DmonSample, facts: GpuFacts | undefined, at: number, energy: { joules: number; source: EnergySource } | null = null,
+  sample: DmonSample, facts: GpuFacts | undefined, at: number, energy: { joules: number; source: EnergySource; since: number } | null = null,
 ): Omit<GpuReading, 'upstreams'> {
   const values = {} as Record<GpuField, number | null>;
   for (const [field, metric] of FIELDS) values[field] = finite(sample.values.get(metric));
   return {
     index: sample.gpu, uuid: facts?.uuid ?? '', name: facts?.name ?? null, driverVersion: facts?.driverVersion ?? null, pciBusId: facts?.pciBusId ?? null,
-    memoryTotalBytes: finite(facts?.memoryTotalBytes), ...values, energyJoules: energy?.joules ?? null, energySource: energy?.source ?? null, at,
+    memoryTotalBytes: finite(facts?.memoryTotalBytes), ...values, energyJoules: energy?.joules ?? null, energySource: energy?.source ?? null, energySince: energy?.since ?? null, at,
   };
 }

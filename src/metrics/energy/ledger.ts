@@ -6,17 +6,16 @@
  *   is spread over the buckets of that span, with the GPU-seconds it covers. A GPU serves the
  *   upstreams the GPU-engine join names.
  * - Work arrives per request when it ends, and is spread over the request's life: its prefill
- *   work (input tokens × the input weight) over its time to first token, its output tokens over
+ *   work (input tokens over the prefill rate) over its time to first token, its output tokens over
  *   the rest. So a minute-long stream weighs on every second it ran, not on the one it ended in.
  * - A bucket is split when its energy is in (every GPU that reports has read past its end) and
- *   every request in flight during it has ended and been handed in: the requests that overlap
- *   it are counted against the most requests seen in flight at once during it. Requests of a
- *   few seconds keep the counters a few seconds behind; a request that never seems to end
- *   holds a bucket at most MAX_HOLD_MS.
+ *   every request in flight during it has ended and been handed in: no request still in flight
+ *   started before its end (in-flight.ts). Requests of a few seconds keep the counters a few
+ *   seconds behind; a request that never seems to end holds a bucket at most MAX_HOLD_MS.
  * - Split: each upstream's energy goes to its models by their share of its work in the bucket
- *   (`busy`); an upstream with no work in the bucket spent it `idle`, kept apart with an empty
- *   model, never spread over tokens. A GPU shared by several upstreams is split between them
- *   by their work (equally when none worked). Energy or work that arrives for a bucket already
+ *   (`busy`, parts() below); an upstream with no request in flight in the bucket spent it
+ *   `idle`, kept apart with an empty model, never spread over tokens. A GPU shared by several
+ *   upstreams is split equally between those that had requests in flight (all of them when none did). Energy or work that arrives for a bucket already
  *   split goes to the oldest open one: totals stay exact, only the split of that moment shifts.
  *
  * Pure: times are Unix ms handed in, nothing here reads a clock.
@@ -27,8 +26,8 @@ export const BUCKET_MS = 1000;
 export const MAX_HOLD_MS = 10 * 60_000;
 /** After this, a bucket's energy is taken as complete even if a GPU has not read past it (it went silent). */
 export const ENERGY_WAIT_MS = 60_000;
-/** Records of requests that ended reach the metrics side within a batch interval (20 ms); this much is plenty. */
-const RECORD_WAIT_MS = 2_000;
+/** How much earlier than its batch's arrival a request may have started (the proxy sends a batch every 20 ms). */
+export const START_SLACK_MS = 200;
 
 export interface WorkItem {
   upstream: string;
@@ -44,8 +43,6 @@ export interface WorkItem {
   outputTokens: number;
   /** Output tokens of a request that met every SLO. */
   goodOutputTokens: number;
-  /** Counted in the machine's generation requests in flight (RequestRecord.modelAdmitted). */
-  admitted: boolean;
 }
 
 /** One piece of a split bucket. */
@@ -65,6 +62,8 @@ export interface Share {
 interface Tally {
   /** Seconds of prefill: input tokens over the prefill rate. */
   prefill: number;
+  /** Seconds its requests were in flight in the bucket (the split when neither prefill nor output tokens fell in it). */
+  inFlight: number;
   outputTokens: number;
   goodOutputTokens: number;
 }
@@ -74,10 +73,6 @@ interface Bucket {
   gpus: Map<string, { joules: number; seconds: number; upstreams: readonly string[] }>;
   /** upstream → model → work. */
   work: Map<string, Map<string, Tally>>;
-  /** Most generation requests in flight at once during the bucket, machine-wide. */
-  inFlight: number;
-  /** Admitted requests that overlap it and have ended. */
-  covered: number;
 }
 
 export class EnergyLedger {
@@ -109,37 +104,28 @@ export class EnergyLedger {
     const end = Math.max(w.endMs, w.startMs);
     const firstToken = w.ttftMs !== null && w.ttftMs > 0 ? Math.min(end, w.startMs + w.ttftMs) : w.startMs;
     const decodeFrom = firstToken < end ? firstToken : w.startMs;
+    // In flight: the bucket is busy for its upstream, whatever work fell in it (a request waiting for its first token).
+    this.spread(w.startMs, end, (b, f) => (this.tally(b, w).inFlight += ((end - w.startMs) / 1000) * f));
     this.spread(w.startMs, firstToken > w.startMs ? firstToken : end, (b, f) => (this.tally(b, w).prefill += w.prefillSeconds * f));
     this.spread(decodeFrom, end, (b, f) => {
       const t = this.tally(b, w);
       t.outputTokens += w.outputTokens * f;
       t.goodOutputTokens += w.goodOutputTokens * f;
     });
-    if (!w.admitted) return;
-    // One bucket past its end too: the in-flight count that still held it may land there.
-    for (let i = this.index(w.startMs); i <= this.index(end + BUCKET_MS); i++) {
-      if (i >= this.open) this.bucket(i).covered++;
-    }
   }
 
-  /** Generation requests in flight machine-wide, seen over [fromMs, toMs]. */
-  noteInFlight(fromMs: number, toMs: number, n: number): void {
-    if (n <= 0) return;
-    for (let i = Math.max(this.index(fromMs), this.open); i <= this.index(toMs); i++) {
-      const b = this.bucket(i);
-      b.inFlight = Math.max(b.inFlight, n);
-    }
-  }
-
-  /** Splits every complete bucket, oldest first; `inFlightNow`: the machine's generation requests in flight now. */
-  settle(nowMs: number, inFlightNow: number): Share[] {
+  /**
+   * Splits every complete bucket, oldest first. `inFlightSince`: when the oldest request still
+   * in flight started (in-flight.ts), null when none is: a bucket that ends after it waits.
+   */
+  settle(nowMs: number, inFlightSince: number | null): Share[] {
     const out: Share[] = [];
     const energyThrough = this.energyThrough(nowMs);
     for (const i of [...this.buckets.keys()].sort((a, b) => a - b)) {
       const end = (i + 1) * BUCKET_MS;
       const b = this.buckets.get(i)!;
       if (end > energyThrough && nowMs < end + ENERGY_WAIT_MS) break;
-      const ended = b.covered >= b.inFlight || (inFlightNow === 0 && nowMs >= end + RECORD_WAIT_MS) || nowMs >= end + MAX_HOLD_MS;
+      const ended = inFlightSince === null || end <= inFlightSince - START_SLACK_MS || nowMs >= end + MAX_HOLD_MS;
       if (!ended) break;
       this.buckets.delete(i);
       this.open = i + 1;
@@ -166,7 +152,7 @@ export class EnergyLedger {
     let models = b.work.get(w.upstream);
     if (!models) b.work.set(w.upstream, (models = new Map()));
     let t = models.get(w.model);
-    if (!t) models.set(w.model, (t = { prefill: 0, outputTokens: 0, goodOutputTokens: 0 }));
+    if (!t) models.set(w.model, (t = { prefill: 0, inFlight: 0, outputTokens: 0, goodOutputTokens: 0 }));
     return t;
   }
 
@@ -191,7 +177,7 @@ export class EnergyLedger {
   private bucket(i: number): Bucket {
     const at = Math.max(i, this.open);
     let b = this.buckets.get(at);
-    if (!b) this.buckets.set(at, (b = { gpus: new Map(), work: new Map(), inFlight: 0, covered: 0 }));
+    if (!b) this.buckets.set(at, (b = { gpus: new Map(), work: new Map() }));
     return b;
   }
 }
@@ -200,18 +186,27 @@ export class EnergyLedger {
  * A model's part of an upstream's second: its prompt tokens take the share of the second their
  * prefill needed (prefill seconds, at most the whole second), shared by prefill seconds; its
  * output tokens share the rest, by output tokens (every sequence of a batch gets a token per
- * step, so within one second tokens go with the time a sequence held its slot).
+ * step, so within one second tokens go with the time a sequence held its slot). A second in
+ * which requests were in flight but neither prefilled nor produced a token (waiting for their
+ * first token) is still busy: it goes by the time each model's requests were in flight.
+ * null: no request of the upstream was in flight, the second is idle.
  */
 function parts(models: ReadonlyMap<string, Tally>): Map<string, number> | null {
+  if (models.size === 0) return null;
   let prefill = 0;
   let output = 0;
+  let inFlight = 0;
   for (const t of models.values()) {
     prefill += t.prefill;
     output += t.outputTokens;
+    inFlight += t.inFlight;
   }
-  if (!(prefill > 0) && !(output > 0)) return null;
-  const f = output > 0 ? Math.min(1, prefill / (BUCKET_MS / 1000)) : 1;
   const out = new Map<string, number>();
+  if (!(prefill > 0) && !(output > 0)) {
+    for (const [model, t] of models) out.set(model, inFlight > 0 ? t.inFlight / inFlight : 1 / models.size);
+    return out;
+  }
+  const f = output > 0 ? Math.min(1, prefill / (BUCKET_MS / 1000)) : 1;
   for (const [model, t] of models) out.set(model, (prefill > 0 ? (f * t.prefill) / prefill : 0) + (output > 0 ? ((1 - f) * t.outputTokens) / output : 0));
   return out;
 }

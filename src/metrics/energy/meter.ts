@@ -15,6 +15,7 @@ import type { JudgedBatch } from '../batch.js';
 import type { BatchConsumer } from '../consumer.js';
 import { COST_METRIC, ENERGY_METRIC, ENERGY_METRICS, ENERGY_TOKENS_METRIC } from './defs.js';
 import { EnergyLedger, type Share } from './ledger.js';
+import { InFlightStarts } from './in-flight.js';
 import { anyPrice, costOf, pricesByUpstream, type EnergySettings, type Prices } from './settings.js';
 import { EnergyWindow, WINDOW_MS, type ModelEnergy, type UpstreamEnergy } from './window.js';
 
@@ -54,16 +55,12 @@ export class EnergyMeter implements BatchConsumer {
   /** Each GPU's energy at its last increase, and when. */
   private readonly gpuLast = new Map<number, { joules: number; at: number }>();
   private gpus: EnergyStatus['gpus'] = [];
-  /** Generation requests in flight machine-wide, as last reported. */
-  private inFlight = 0;
-  /** When the in-flight count was last reported: a tick carries it forward from there. */
-  private inFlightAt = 0;
-  private lastTick: number;
+  /** The requests in flight machine-wide, and when the oldest started. */
+  private readonly inFlight = new InFlightStarts();
   private timer: NodeJS.Timeout | null = null;
 
   constructor(private readonly opts: EnergyMeterOptions) {
     this.now = opts.now ?? Date.now;
-    this.lastTick = this.now();
     this.names = opts.upstreams.map((u) => u.name);
     this.prices = pricesByUpstream(opts.settings, opts.upstreams);
     this.window = new EnergyWindow(anyPrice(opts.settings, opts.upstreams));
@@ -81,18 +78,16 @@ export class EnergyMeter implements BatchConsumer {
     if (batch.inFlightByModel) {
       let n = 0;
       for (const v of batch.inFlightByModel.values()) n += v;
-      this.inFlight = n;
-      this.inFlightAt = now;
-      this.ledger.noteInFlight(now, now, n);
+      this.inFlight.note(now, n, batch.records.filter((r) => r.modelAdmitted).map((r) => r.startedAt));
     }
     const rate = this.opts.settings.energyPrefillRate;
     batch.records.forEach((r, i) => {
       const verdicts = batch.verdicts[i];
       const good = verdicts !== null && verdicts !== undefined && verdicts.every((v) => v.good);
-      this.ledger.addWork({
+        this.ledger.addWork({
         upstream: this.names[r.upstream] ?? '', model: batch.labels[i]!, startMs: r.startedAt, ttftMs: r.ttft >= 0 ? r.ttft * 1000 : null,
         endMs: r.e2e >= 0 ? r.startedAt + r.e2e * 1000 : now, prefillSeconds: r.inputTokensKnown && rate > 0 ? r.inputTokens / rate : 0,
-        outputTokens: r.outputTokens, goodOutputTokens: good ? r.outputTokens : 0, admitted: r.modelAdmitted,
+        outputTokens: r.outputTokens, goodOutputTokens: good ? r.outputTokens : 0,
       });
     });
   }
@@ -110,9 +105,7 @@ export class EnergyMeter implements BatchConsumer {
     } catch (err) {
       this.opts.log.warn({ err: (err as Error).message }, 'energy: reading the machine snapshot failed');
     }
-    this.ledger.noteInFlight(Math.max(this.lastTick, this.inFlightAt), now, this.inFlight);
-    this.lastTick = now;
-    for (const share of this.ledger.settle(now, this.inFlight)) this.count(share);
+    for (const share of this.ledger.settle(now, this.inFlight.oldest)) this.count(share);
   }
 
   close(): void {
@@ -135,8 +128,12 @@ export class EnergyMeter implements BatchConsumer {
     for (const g of m.gpus) {
       if (g.energyJoules === null || g.energySource === null) continue;
       gpus.push({ gpu: String(g.index), source: g.energySource, joules: g.energyJoules });
-      const last = this.gpuLast.get(g.index);
-      if (last && !(g.energyJoules > last.joules && g.at > last.at)) continue; // no new energy: the span waits for the next increase
+      // The first span starts where the GPU's counter does, so its first joules are not lost.
+      const last = this.gpuLast.get(g.index) ?? (g.energySince !== null ? { joules: 0, at: g.energySince } : null);
+      if (last && !(g.energyJoules > last.joules && g.at > last.at)) {
+        this.gpuLast.set(g.index, last);
+        continue; // no new energy: the span waits for the next increase
+      }
       if (last) this.ledger.addEnergy(String(g.index), g.upstreams.length > 0 ? g.upstreams : (sole ?? []), last.at, g.at, g.energyJoules - last.joules);
       this.gpuLast.set(g.index, { joules: g.energyJoules, at: g.at });
     }

@@ -10,6 +10,7 @@ import { M } from '../slo/names.js';
 import { errorBudget } from '../slo/config.js';
 import { classicMean, classicQuantile, latencyMean, latencyQuantile } from '../slo/quantile.js';
 import { breakdownRow } from './dashboards-breakdown.js';
+import { energyRow } from './dashboards-energy.js';
 
 const RI = '$__rate_interval';
 const INSTANCE = 'instance=~"$instance"';
@@ -159,6 +160,7 @@ function overview(slos: SloConfig): DashboardSpec {
           ] },
       ] },
       breakdownRow(REQ),
+      energyRow(REQ, INSTANCE),
       { title: 'Why is P99 slow? (one time axis)', panels: whyIsP99Slow() },
     ],
   };

@@ -1,12 +1,13 @@
 /**
  * Prometheus rules generated from the SLO config: recording rules (latency quantiles, SLO
- * error ratios), SLO alerts (burn rate, P99 above threshold) and operational alerts.
+ * error ratios, energy and cost per token), SLO alerts (burn rate, P99 above threshold) and operational alerts.
  * Pure: config in, rule groups or YAML text out. `infermeter rules` prints it; the files
  * under deploy/ are its output for examples/infermeter.yaml (a test keeps them equal).
  */
 import { Document } from 'yaml';
 import type { SloConfig } from '../slo/config.js';
 import { opsAlerts } from './rules-ops.js';
+import { energyRules } from './rules-energy.js';
 import { burnRateAlerts, errorRatioRules, p99Alerts, quantileRules } from './rules-slo.js';
 import { DEFAULT_RULES_OPTIONS, type RuleGroup, type RulesOptions } from './rules-types.js';
 import { standardScale, testScale } from '../slo/windows.js';
@@ -28,6 +29,7 @@ export function generateRules(slos: SloConfig, options: Partial<RulesOptions> = 
     { name: 'infermeter-latency', ...interval, rules: [...quantileRules(slos, scale), ...p99Alerts(slos, scale)] },
     { name: 'infermeter-slo', ...interval, rules: [...errorRatioRules(scale), ...burnRateAlerts(slos, scale)] },
     { name: 'infermeter-ops', ...interval, rules: opsAlerts(opts, scale) },
+    { name: 'infermeter-energy', ...interval, rules: energyRules(scale) },
   ];
   return groups.filter((g) => g.rules.length > 0);
 }

@@ -1,7 +1,7 @@
 /**
  * Which work measure splits an engine's energy between its models as the engine's own time
- * does: output tokens alone (--energy-input-weight 0), or output tokens plus a weight × input
- * tokens. Two models share one simulated engine under several mixes and loads. The energy is
+ * does: output tokens alone (--energy-prefill-rate 0), or prompts weighted by the time their
+ * prefill takes at a given prefill rate (tokens per second), output tokens sharing the rest. Two models share one simulated engine under several mixes and loads. The energy is
  * the simulator's busy time (1 J per busy second, sampled every 100 ms); the truth is its own
  * per-model busy time (sim/engine.ts ModelWork: each step's time split between the sequences it
  * ran). The split is infermeter's own (metrics/energy/ledger.ts: second by second, each request's
@@ -81,7 +81,7 @@ async function measure(mix: Mix): Promise<Run> {
   }
 }
 
-/** model-a's share of the energy as infermeter splits it with input weight w. */
+/** model-a's share of the energy as infermeter splits it at prefill rate `rate` (Infinity: output tokens alone). */
 function split(run: Run, rate: number): number {
   const l = new EnergyLedger();
   for (const e of run.energy) if (e.joules > 0) l.addEnergy('0', ['sim'], e.from, e.to, e.joules);

@@ -99,6 +99,13 @@ function renderSummary(doc) {
   s.appendChild(card('KV cache', fmtPct(kv)));
   var utils = doc.gpus.map(function (g) { return g.utilization; }).filter(function (u) { return u != null; });
   s.appendChild(card('GPU util (mean of ' + utils.length + ')', utils.length ? fmtPct(utils.reduce(function (a, b) { return a + b; }, 0) / utils.length, 0) : DASH));
+  if (doc.energy) {
+    // Every model together over the energy window: busy joules and cost over output tokens.
+    var j = 0, n = 0, cost = 0;
+    doc.models.forEach(function (m) { if (m.energy) { j += m.energy.joules; n += m.energy.outputTokens; cost += m.energy.cost || 0; } });
+    var cur = doc.energy.currency;
+    s.appendChild(card('energy · cost per output token (5 min)', n > 0 ? fmtNum(j / n, 'J', 2) + (cur ? ' · ' + fmtNum((cost / n) * 1e6, cur + '/1M', 2) : '') : DASH));
+  }
   var down = doc.collectors.filter(function (c) { return !c.up; }).length;
   s.appendChild(card('collectors up', doc.collectors.length ? (doc.collectors.length - down) + ' / ' + doc.collectors.length : DASH, down ? 'bad' : ''));
 }

@@ -88,6 +88,7 @@ const ROWS: { readonly [K in FlagKey]: Row<K> } = {
   energyPrice: { flag: '--energy-price <price>', help: 'what one kWh of GPU energy costs, in --currency: infermeter_cost_total{kind="energy"} per model; an upstreams: entry may set its own energyPrice; 0 = none', default: '0', parse: parsePrice },
   currency: { flag: '--currency <code>', help: 'what the prices are in, the currency label of infermeter_cost_total (USD, EUR, ...); required with a price', default: 'USD', parse: parseCurrency },
   energyPrefillRate: { flag: '--energy-prefill-rate <tokens/s>', help: 'prompt tokens per second the engine prefills on its GPUs: each second, the prompts prefilled in it take the share of its energy their prefill needed and output tokens share the rest; 0 = by output tokens alone (docs/energy.md: why, and how to read it off your engine)', default: '10000', parse: parseRate },
+  headroomWindow: { flag: '--headroom-window <duration>', help: 'the finished requests each headroom estimate (infermeter_capacity_requests_per_second, infermeter_load_ratio) is fitted on', default: '5m', parse: (v) => parseBoundedDuration(v, 10, 3600) },
   ui: { flag: '--ui <bool>', help: 'serve the live status page at / and /ui, and its JSON at /api/v1/status, on the metrics listener (read-only)', default: 'true', parse: parseBool },
 };
 

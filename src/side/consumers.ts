@@ -6,6 +6,7 @@
 import type { ConsumerEntry } from './consumer-types.js';
 import { RequestMetrics, exemplarPolicyFrom, nativeOptionsFrom } from '../metrics/prometheus.js';
 import { BottleneckMonitor } from '../metrics/bottleneck/live.js';
+import { HeadroomMonitor } from '../metrics/headroom/live.js';
 import { EnergyMeter } from '../metrics/energy/meter.js';
 import { startOtlp } from '../exporters/otlp/start.js';
 import { RequestTrail } from '../exporters/trace/trail.js';
@@ -40,13 +41,22 @@ export const CONSUMERS: readonly ConsumerEntry[] = [
     }),
   },
   {
+    // Capacity per model and load over it (docs/headroom.md): infermeter_capacity_requests_per_second, infermeter_load_ratio.
+    name: 'headroom',
+    enabled: () => true,
+    create: ({ registry, machine, options: o, log, models }) => new HeadroomMonitor({
+      registry, machine, slos: o.slos, intervalSeconds: o.bottleneckInterval, windowSeconds: o.headroomWindow, bench: o.bottleneckBenchLimit, log,
+      upstreamsOf: o.upstreams.length > 1 ? (label) => models.upstreamsOf(label) : undefined,
+    }),
+  },
+  {
     // Energy and cost per model (docs/energy.md): the GPUs' energy from the machine snapshot, split by the requests' work.
     name: 'energy',
     enabled: (o) => o.collectorGpu,
     create: ({ registry, machine, options: o, log }) => new EnergyMeter({ registry, machine, settings: o, upstreams: o.upstreams, log }),
   },
   {
-    // The status page and /api/v1/status; it shows the trail's slow requests, the bottleneck verdicts and the energy.
+    // The status page and /api/v1/status; it shows the trail's slow requests, the bottleneck verdicts, the capacities and the energy.
     name: 'ui',
     enabled: (o) => o.ui,
     create: ({ machine, options, log, earlier }) => {
@@ -54,6 +64,7 @@ export const CONSUMERS: readonly ConsumerEntry[] = [
       const trail = earlier(RequestTrail);
       if (trail) page.slowRequests = slowLogProvider(trail.slowLog);
       page.bottlenecks = earlier(BottleneckMonitor) ?? null;
+      page.capacities = earlier(HeadroomMonitor) ?? null;
       page.energy = earlier(EnergyMeter) ?? null;
       return page;
     },

@@ -9,12 +9,13 @@ import type { OtlpConfigOptions } from '../exporters/otlp/otlp.js';
 import type { TrailOptions } from '../exporters/trace/trail.js';
 import type { ExemplarOptions, NativeHistogramOptions, RequestMetricsSettings } from '../metrics/prometheus.js';
 import type { BottleneckSettings } from '../metrics/bottleneck/live.js';
+import type { HeadroomSettings } from '../metrics/headroom/live.js';
 import type { LiveSettings } from '../metrics/live.js';
 import type { EnergySettings } from '../metrics/energy/settings.js';
 
 export interface SideOptions
   extends LiveSettings, CollectorOptions, TlsFiles, OtlpConfigOptions, TrailOptions, ExemplarOptions, NativeHistogramOptions, RequestMetricsSettings, BottleneckSettings,
-    EnergySettings {
+    HeadroomSettings, EnergySettings {
   metricsListen: HostPort;
   livenessTimeout: number;
   readyRequiresUpstream: boolean;

@@ -13,6 +13,7 @@
  */
 import type { EngineField, EngineHistogramField } from './engine/fields.js';
 import type { GpuField } from './gpu/fields.js';
+import type { EnergySource } from './gpu/energy.js';
 
 /** A value in base units; null: the source printed none (or not a finite number). */
 type Values<K extends string> = { readonly [F in K]: number | null };
@@ -28,6 +29,12 @@ export interface GpuReading extends Values<GpuField> {
   readonly memoryTotalBytes: number | null;
   /** The GPU-engine join's upstreams for this GPU, in configured order; empty: tied to none, or no join. */
   readonly upstreams: readonly string[];
+  /** Joules since infermeter started counting, as infermeter_gpu_energy_joules_total shows them (gpu/energy.ts); null: no power and no energy counter read. */
+  readonly energyJoules: number | null;
+  /** Where energyJoules comes from: the driver's own counter, or the power reading integrated. */
+  readonly energySource: EnergySource | null;
+  /** Unix ms energyJoules counts from (the GPU's first reading): a reader's first span starts there, so nothing is lost. */
+  readonly energySince: number | null;
   /** Unix ms the sample was read (dmon printed it, or dcgm-exporter answered). */
   readonly at: number;
 }

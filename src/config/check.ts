@@ -7,6 +7,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ConfigError } from '../lib/errors.js';
 import { checkTlsFiles } from '../lib/tls.js';
+import { anyPrice } from '../metrics/energy/settings.js';
 import type { Config } from './types.js';
 
 export function checkConfig(cfg: Config): void {
@@ -17,6 +18,9 @@ export function checkConfig(cfg: Config): void {
     throw new ConfigError('--dcgm-exporter-url', 'is required with --gpu-source dcgm-exporter: the exporter\'s metrics URL, e.g. http://127.0.0.1:9400/metrics');
   }
   if (cfg.bottleneckWindow < cfg.bottleneckInterval) throw new ConfigError('--bottleneck-window', `must be at least --bottleneck-interval (${cfg.bottleneckInterval}s): the window holds the readings of several evaluations`);
+  if (cfg.currency === '' && anyPrice(cfg, cfg.upstreams)) {
+    throw new ConfigError('--currency', 'is required with a price (--gpu-hour-cost, --energy-price, or an upstreams: entry\'s own): the currency the prices are in, e.g. USD');
+  }
   if (cfg.tenantFrom === 'header' && cfg.tenantHeader === '') throw new ConfigError('--tenant-header', 'is required with --tenant-from header: the request header naming the tenant, e.g. x-tenant-id');
   checkWorkloadTrace(cfg);
   for (const c of cfg.slos.promptClasses) {

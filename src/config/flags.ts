@@ -9,6 +9,7 @@ import { LOG_LEVELS } from '../lib/log.js';
 import {
   oneOf, parseBool, parseDuration, parseHostPort, parseHttpUrl, parseList, parsePositiveInt, parseSize, positiveDuration, parseBoundedDuration, boundedInt, parseBucketFactor, parseHeaderName, nonEmpty, dmonLetters, wholeSeconds,
   parseRatio, positiveNumber,
+  parsePrice, parseCurrency, parseRate,
 } from '../lib/parse.js';
 import { AUTO_MAX, parseWorkers } from '../lib/cpus.js';
 import { DEFAULT_IN_FLIGHT_BANDS, DEFAULT_PROMPT_CLASSES, parseBounds } from '../metrics/breakdown.js';
@@ -85,6 +86,10 @@ const ROWS: { readonly [K in FlagKey]: Row<K> } = {
   bottleneckInterval: { flag: '--bottleneck-interval <duration>', help: 'how often the bottleneck verdict (infermeter_bottleneck, the status page) is re-judged', default: '5s', parse: (v) => parseBoundedDuration(v, 0.1, 300) },
   bottleneckBench: { flag: '--bottleneck-bench <file>', help: 'a bench.json from `infermeter bench` against this server: the bottleneck verdict none then says how much of the load where that bench saw the SLO break is in use', default: '', parse: (v) => v },
   bottleneckWindow: { flag: '--bottleneck-window <duration>', help: 'the window the bottleneck verdict\'s signals cover (requests, engine and GPU readings)', default: '30s', parse: (v) => parseBoundedDuration(v, 1, 3600) },
+  gpuHourCost: { flag: '--gpu-hour-cost <price>', help: 'what one GPU costs per hour (rented or amortised), in --currency: infermeter_cost_total{kind="gpu_time"} per model; an upstreams: entry may set its own gpuHourCost; 0 = none (docs/energy.md)', default: '0', parse: parsePrice },
+  energyPrice: { flag: '--energy-price <price>', help: 'what one kWh of GPU energy costs, in --currency: infermeter_cost_total{kind="energy"} per model; an upstreams: entry may set its own energyPrice; 0 = none', default: '0', parse: parsePrice },
+  currency: { flag: '--currency <code>', help: 'what the prices are in, the currency label of infermeter_cost_total (USD, EUR, ...); required with a price', default: 'USD', parse: parseCurrency },
+  energyPrefillRate: { flag: '--energy-prefill-rate <tokens/s>', help: 'prompt tokens per second the engine prefills on its GPUs: each second, the prompts prefilled in it take the share of its energy their prefill needed and output tokens share the rest; 0 = by output tokens alone (docs/energy.md: why, and how to read it off your engine)', default: '10000', parse: parseRate },
   headroomWindow: { flag: '--headroom-window <duration>', help: 'the finished requests each headroom estimate (infermeter_capacity_requests_per_second, infermeter_load_ratio) is fitted on', default: '5m', parse: (v) => parseBoundedDuration(v, 10, 3600) },
   ui: { flag: '--ui <bool>', help: 'serve the live status page at / and /ui, and its JSON at /api/v1/status, on the metrics listener (read-only)', default: 'true', parse: parseBool },
   workloadTrace: { flag: '--workload-trace <file>', help: 'record the workload: one JSON line per finished generation request (Mooncake fields: timestamp, input_length, output_length, salted hash_ids; and infermeter\'s own), never a prompt, completion or key; a sidecar FILE.meta.json holds the trace\'s facts (docs/workload-trace.md)', default: '', parse: (v) => v },

@@ -135,6 +135,28 @@ export function dmonLetters(v: string): string {
   return v;
 }
 
+/** A price: a number, 0 or more (0: none). */
+export function parsePrice(v: string): number {
+  const n = Number(v.trim());
+  if (v.trim() === '' || !Number.isFinite(n)) throw new Error(`expected a price such as 2.5, got "${v}"`);
+  if (n < 0) throw new Error(`a price cannot be negative, got "${v}"`);
+  return n;
+}
+
+/** A rate per second, 0 or more. */
+export function parseRate(v: string): number {
+  const n = Number(v.trim());
+  if (v.trim() === '' || !Number.isFinite(n) || n < 0) throw new Error(`expected a number of tokens per second such as 10000 (0: none), got "${v}"`);
+  return n;
+}
+
+/** A currency label (ISO 4217 code or any short name: USD, EUR, credits); '' only when no price is set (config/check.ts). */
+export function parseCurrency(v: string): string {
+  const t = v.trim();
+  if (t !== '' && !/^[A-Za-z][A-Za-z0-9_.-]{0,15}$/.test(t)) throw new Error(`expected a currency code such as USD or EUR (letters, at most 16), got "${v}"`);
+  return t;
+}
+
 export function wholeSeconds(v: string): number {
   const s = parseDuration(v);
   if (s < 1 || !Number.isInteger(s)) throw new Error(`nvidia-smi dmon samples in whole seconds (>= 1s), got "${v}"`);

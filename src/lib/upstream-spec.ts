@@ -8,7 +8,7 @@
  * (nothing here reads a file or the network).
  */
 import { ConfigError } from './errors.js';
-import { parseDuration, parseHttpUrl, parsePositiveInt } from './parse.js';
+import { parseDuration, parseHttpUrl, parsePositiveInt, parsePrice } from './parse.js';
 
 export interface UpstreamSpec {
   /** Label value `upstream="<name>"`; default host:port. */
@@ -27,10 +27,13 @@ export interface UpstreamSpec {
   upstreamCert: string;
   upstreamKey: string;
   upstreamInsecureSkipVerify: boolean;
+  /** This upstream's prices (currency per GPU-hour, per kWh), where they differ from --gpu-hour-cost and --energy-price. */
+  gpuHourCost?: number;
+  energyPrice?: number;
 }
 
 /** The global settings an upstream entry falls back to. */
-export type UpstreamDefaults = Omit<UpstreamSpec, 'name' | 'url' | 'gpus'> & { engines: readonly string[] };
+export type UpstreamDefaults = Omit<UpstreamSpec, 'name' | 'url' | 'gpus' | 'gpuHourCost' | 'energyPrice'> & { engines: readonly string[] };
 
 /** Keys an `upstreams:` entry may have, and how each is read. */
 const ENTRY_KEYS: Record<string, (v: unknown, d: UpstreamDefaults) => unknown> = {
@@ -50,6 +53,8 @@ const ENTRY_KEYS: Record<string, (v: unknown, d: UpstreamDefaults) => unknown> =
   upstreamCert: (v) => String(v),
   upstreamKey: (v) => String(v),
   upstreamInsecureSkipVerify: (v) => v === true || v === 'true',
+  gpuHourCost: (v) => parsePrice(String(v)),
+  energyPrice: (v) => parsePrice(String(v)),
 };
 
 /** Most upstreams one daemon takes: the record carries the index in one byte, and labels stay bounded. */

@@ -9,6 +9,7 @@ import { ENGINE_METRICS } from '../collectors/engine/aliases.js';
 import { HOST_METRICS } from '../collectors/host/metrics.js';
 import { COLLECTOR_HEALTH_METRICS } from '../collectors/health-metrics.js';
 import type { MetricDef } from '../lib/metric-def.js';
+import { ENERGY_METRICS } from './energy/defs.js';
 
 /** Labels every per-request metric carries (OTel GenAI semantic conventions, Prometheus spelling). */
 export const REQUEST_LABELS = ['gen_ai_operation_name', 'gen_ai_provider_name', 'gen_ai_request_model'] as const;
@@ -103,7 +104,7 @@ export const WORKLOAD_TRACE_METRICS = [
 
 /** Every metric, request and collector families alike. */
 export function catalog(): readonly MetricDef[] {
-  return [...REQUEST_METRICS, ...BREAKDOWN_METRICS, ...BOTTLENECK_METRICS, ...HEADROOM_METRICS, ...COLLECTOR_HEALTH_METRICS, ...CONFIG_RELOAD_METRICS, ...WORKLOAD_TRACE_METRICS, ...GPU_METRICS, ...ENGINE_METRICS, ...HOST_METRICS];
+  return [...REQUEST_METRICS, ...BREAKDOWN_METRICS, ...BOTTLENECK_METRICS, ...HEADROOM_METRICS, ...ENERGY_METRICS, ...COLLECTOR_HEALTH_METRICS, ...CONFIG_RELOAD_METRICS, ...WORKLOAD_TRACE_METRICS, ...GPU_METRICS, ...ENGINE_METRICS, ...HOST_METRICS];
 }
 
 export function metricDef(name: string): MetricDef {

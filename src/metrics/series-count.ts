@@ -15,6 +15,9 @@ import { METERING_FAILURES, OUTCOMES, TOKEN_SOURCES, UNMEASURED, type RequestRec
 import { ROUTE_LABELS, routeByLabel } from '../record/routes.js';
 import { OTHER_MODEL } from './models.js';
 import { thresholdsInBucketSet, type SloConfig } from '../slo/config.js';
+import { pino } from 'pino';
+import type { MachineState } from '../collectors/snapshot.js';
+import { EnergyMeter } from './energy/meter.js';
 
 export interface SeriesScenario {
   /** Models the upstream serves (each its own label value; `other` comes on top). */
@@ -46,7 +49,11 @@ export async function renderScenario(s: SeriesScenario): Promise<string> {
   const served = new Set(Array.from({ length: s.models }, (_, i) => `model-${i}`));
   const metrics = new RequestMetrics(registry, buckets(s.slos), 'vllm', s.slos, nativeOptions(), null, settings);
   const labelOf = (m: string) => (served.has(m) ? m : OTHER_MODEL);
-  const record = (r: RequestRecord) => metrics.ingest(judgeBatch([r], 0, s.slos, labelOf));
+  const energy = energyScenario(registry);
+  const record = (r: RequestRecord) => {
+    metrics.ingest(judgeBatch([r], 0, s.slos, labelOf));
+    energy.ingest(judgeBatch([{ ...r, upstream: 0 }], 0, s.slos, labelOf, new Map()));
+  };
   const models = [...served, 'unlisted-model'];
   const tenants = s.tenants > 0 ? Array.from({ length: s.tenants }, (_, i) => `tenant-${i}`) : [null];
   const promptSizes = [...DEFAULT_PROMPT_CLASSES, 1e6, -1];
@@ -67,6 +74,7 @@ export async function renderScenario(s: SeriesScenario): Promise<string> {
   const plain = { ...UNMEASURED, route: 'chat_completions', operation: 'chat', model: models[0]!, outcome: 'ok' as const, status: 200, streamed: true, errorType: null, startedAt: 0, tenant: tenants[0]! };
   for (const tokenSource of TOKEN_SOURCES) record({ ...plain, tokenSource });
   for (const meteringFailure of METERING_FAILURES) record({ ...plain, meteringFailure });
+  energy.settle();
   return registry.metrics();
 }
 
@@ -81,6 +89,27 @@ export function countLines(text: string): Map<string, number> {
     } else if (line !== '' && !line.startsWith('#')) counts.set(family, counts.get(family)! + 1);
   }
   return counts;
+}
+
+/**
+ * The energy consumer (metrics/energy/) on one GPU of one upstream, both prices set: every
+ * record's model takes its busy, token (good and not) and cost series, the upstream its idle ones.
+ */
+function energyScenario(registry: Registry): { ingest: EnergyMeter['ingest']; settle(): void } {
+  let now = 0;
+  const gpu = (at: number) => ({ index: 0, upstreams: [], energyJoules: at / 10, energySource: 'power', energySince: 0, at });
+  const machine = { read: () => ({ gpus: [gpu(now)], gpuEngines: null }) as unknown as MachineState };
+  const upstreams = [{ name: 'engine', url: 'http://127.0.0.1:1', gpus: [] }] as unknown as ConstructorParameters<typeof EnergyMeter>[0]['upstreams'];
+  const meter = new EnergyMeter({ registry, machine, upstreams, log: pino({ level: 'silent' }), now: () => now,
+    settings: { gpuHourCost: 1, energyPrice: 1, currency: 'USD', energyPrefillRate: 10_000 } });
+  meter.tick();
+  return {
+    ingest: (b) => meter.ingest(b),
+    settle: () => {
+      // Records ran 0-2 s; the GPU reads through 6 s: 0-2 s busy, the rest idle.
+      for (now = 1000; now <= 6000; now += 1000) meter.tick();
+    },
+  };
 }
 
 /** A record that reaches every histogram: timed, streamed, with tokens of every type. */

@@ -11,6 +11,7 @@ import { errorBudget } from '../slo/config.js';
 import { classicMean, classicQuantile, latencyMean, latencyQuantile } from '../slo/quantile.js';
 import { breakdownRow } from './dashboards-breakdown.js';
 import { headroomRow } from './dashboards-headroom.js';
+import { energyRow } from './dashboards-energy.js';
 
 const RI = '$__rate_interval';
 const INSTANCE = 'instance=~"$instance"';
@@ -161,6 +162,7 @@ function overview(slos: SloConfig): DashboardSpec {
       ] },
       headroomRow(REQ),
       breakdownRow(REQ),
+      energyRow(REQ, INSTANCE),
       { title: 'Why is P99 slow? (one time axis)', panels: whyIsP99Slow() },
     ],
   };

@@ -1,6 +1,6 @@
 /**
  * Prometheus rules generated from the SLO config: recording rules (latency quantiles, SLO
- * error ratios), SLO alerts (burn rate, P99 above threshold) and operational alerts.
+ * error ratios, energy and cost per token), SLO alerts (burn rate, P99 above threshold) and operational alerts.
  * Pure: config in, rule groups or YAML text out. `infermeter rules` prints it; the files
  * under deploy/ are its output for examples/infermeter.yaml (a test keeps them equal).
  */
@@ -8,6 +8,7 @@ import { Document } from 'yaml';
 import type { SloConfig } from '../slo/config.js';
 import { opsAlerts } from './rules-ops.js';
 import { headroomAlerts } from './rules-headroom.js';
+import { energyRules } from './rules-energy.js';
 import { burnRateAlerts, errorRatioRules, p99Alerts, quantileRules } from './rules-slo.js';
 import { DEFAULT_RULES_OPTIONS, type RuleGroup, type RulesOptions } from './rules-types.js';
 import { standardScale, testScale } from '../slo/windows.js';
@@ -30,6 +31,7 @@ export function generateRules(slos: SloConfig, options: Partial<RulesOptions> = 
     { name: 'infermeter-slo', ...interval, rules: [...errorRatioRules(scale), ...burnRateAlerts(slos, scale)] },
     { name: 'infermeter-ops', ...interval, rules: opsAlerts(opts, scale) },
     { name: 'infermeter-headroom', ...interval, rules: headroomAlerts(opts, scale) },
+    { name: 'infermeter-energy', ...interval, rules: energyRules(scale) },
   ];
   return groups.filter((g) => g.rules.length > 0);
 }

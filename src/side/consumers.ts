@@ -7,6 +7,7 @@ import type { ConsumerEntry } from './consumer-types.js';
 import { RequestMetrics, exemplarPolicyFrom, nativeOptionsFrom } from '../metrics/prometheus.js';
 import { BottleneckMonitor } from '../metrics/bottleneck/live.js';
 import { HeadroomMonitor } from '../metrics/headroom/live.js';
+import { EnergyMeter } from '../metrics/energy/meter.js';
 import { startOtlp } from '../exporters/otlp/start.js';
 import { RequestTrail } from '../exporters/trace/trail.js';
 import { StatusPage } from '../exporters/ui/status-page.js';
@@ -64,7 +65,13 @@ export const CONSUMERS: readonly ConsumerEntry[] = [
     }),
   },
   {
-    // The status page and /api/v1/status; it shows the trail's slow requests and the bottleneck verdicts.
+    // Energy and cost per model (docs/energy.md): the GPUs' energy from the machine snapshot, split by the requests' work.
+    name: 'energy',
+    enabled: (o) => o.collectorGpu,
+    create: ({ registry, machine, options: o, log }) => new EnergyMeter({ registry, machine, settings: o, upstreams: o.upstreams, log }),
+  },
+  {
+    // The status page and /api/v1/status; it shows the trail's slow requests, the bottleneck verdicts, the capacities and the energy.
     name: 'ui',
     enabled: (o) => o.ui,
     create: ({ machine, options, log, earlier }) => {
@@ -73,6 +80,7 @@ export const CONSUMERS: readonly ConsumerEntry[] = [
       if (trail) page.slowRequests = slowLogProvider(trail.slowLog);
       page.bottlenecks = earlier(BottleneckMonitor) ?? null;
       page.capacities = earlier(HeadroomMonitor) ?? null;
+      page.energy = earlier(EnergyMeter) ?? null;
       return page;
     },
   },

@@ -13,8 +13,11 @@ import type { HeadroomSettings } from '../metrics/headroom/live.js';
 import type { LiveSettings } from '../metrics/live.js';
 import type { PromptOptions } from '../metrics/prompt/options.js';
 import type { WorkloadTraceOptions } from '../exporters/workload-trace/options.js';
+import type { EnergySettings } from '../metrics/energy/settings.js';
 
-export interface SideOptions extends LiveSettings, CollectorOptions, TlsFiles, OtlpConfigOptions, TrailOptions, ExemplarOptions, NativeHistogramOptions, RequestMetricsSettings, BottleneckSettings, HeadroomSettings, PromptOptions, WorkloadTraceOptions {
+export interface SideOptions
+  extends LiveSettings, CollectorOptions, TlsFiles, OtlpConfigOptions, TrailOptions, ExemplarOptions, NativeHistogramOptions, RequestMetricsSettings, BottleneckSettings,
+    HeadroomSettings, PromptOptions, WorkloadTraceOptions, EnergySettings {
   metricsListen: HostPort;
   livenessTimeout: number;
   readyRequiresUpstream: boolean;

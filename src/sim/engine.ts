@@ -32,6 +32,8 @@ export interface EngineEvents {
 }
 
 export interface SeqSpec {
+  /** The request's model (per-model busy time: EngineState.byModel). */
+  model: string;
   promptTokens: number;
   /** Chained hashes of the prompt's full blocks. */
   hashes: readonly number[];
@@ -59,6 +61,18 @@ export class Sequence {
   constructor(readonly spec: SeqSpec, readonly arrival: number) {}
 }
 
+/**
+ * The engine's own account of one model's work, the ground truth energy attribution is
+ * checked against (docs/energy.md): each step's time split between the sequences it ran,
+ * equally for the step's fixed part and its per-sequence part, and by prompt tokens for the
+ * prefill it did; the tokens the model's sequences were given.
+ */
+export interface ModelWork {
+  busySeconds: number;
+  promptTokens: number;
+  generationTokens: number;
+}
+
 export interface EngineState {
   running: number;
   waiting: number;
@@ -72,6 +86,7 @@ export interface EngineState {
   generationTokens: number;
   finished: Record<FinishReason, number>;
   steps: number;
+  byModel: Record<string, ModelWork>;
 }
 
 export class Engine {
@@ -87,6 +102,7 @@ export class Engine {
   private closed = false;
   private readonly counts = { prefixQueriedTokens: 0, prefixHitTokens: 0, preemptions: 0, promptTokens: 0, generationTokens: 0, steps: 0 };
   private readonly finishedBy: Record<FinishReason, number> = { stop: 0, length: 0, abort: 0 };
+  private readonly byModel = new Map<string, ModelWork>();
 
   constructor(private readonly opts: SimOptions, private readonly events: EngineEvents) {
     const scale = Number.isFinite(opts.speed) ? 1 / opts.speed : 0;
@@ -120,6 +136,7 @@ export class Engine {
       kvCacheUsage: this.pool.usedBlocks / this.pool.total,
       ...this.counts,
       finished: { ...this.finishedBy },
+      byModel: Object.fromEntries([...this.byModel].map(([m, w]) => [m, { ...w }])),
     };
   }
 
@@ -149,6 +166,7 @@ export class Engine {
     }
     this.counts.steps++;
     const ms = this.msBase + this.msPerSeq * batch + this.msPerPrefillToken * plan.prefillTokens;
+    this.account(plan, batch);
     const now = performance.now();
     // Back-to-back steps keep a virtual clock, so timer lateness does not add up over a stream.
     const start = continuing && now - this.lastEnd < 20 ? this.lastEnd : now;
@@ -157,6 +175,21 @@ export class Engine {
     const run = () => this.endStep(plan);
     const delay = end - now;
     this.timer = delay >= 1 ? setTimeout(run, delay) : setImmediate(run);
+  }
+
+  /** Splits the step's time between its sequences' models (ModelWork). */
+  private account(plan: Plan, batch: number): void {
+    const each = (this.msBase + this.msPerSeq * batch) / batch / 1000;
+    for (const seq of plan.decode) this.work(seq.spec.model).busySeconds += each;
+    plan.prefill.forEach((seq, i) => {
+      this.work(seq.spec.model).busySeconds += each + (this.msPerPrefillToken * plan.prefillCounts[i]!) / 1000;
+    });
+  }
+
+  private work(model: string): ModelWork {
+    let w = this.byModel.get(model);
+    if (!w) this.byModel.set(model, (w = { busySeconds: 0, promptTokens: 0, generationTokens: 0 }));
+    return w;
   }
 
   private schedule(): Plan {
@@ -264,8 +297,11 @@ export class Engine {
     const first = seq.generated === 0;
     seq.generated += count;
     this.counts.generationTokens += count;
+    const work = this.work(seq.spec.model);
+    work.generationTokens += count;
     if (first) {
       this.counts.promptTokens += seq.spec.promptTokens;
+      work.promptTokens += seq.spec.promptTokens;
       this.events.firstToken((now - seq.arrival) / 1000);
       // Preempted and rescheduled: vLLM keeps the first scheduling time, so prefill includes the redo.
       this.events.prefill((now - seq.scheduledAt) / 1000);

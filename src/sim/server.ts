@@ -80,6 +80,7 @@ export function createHandler(opts: SimOptions, engine: Engine, registry: Regist
       tool: gen.toolName !== null ? { id: `chatcmpl-tool-${hexId(idRand)}`, name: gen.toolName } : null,
     };
     const spec = {
+      model: gen.model,
       promptTokens: gen.promptTokens,
       hashes: blockHashes(gen.promptText, opts.blockSize),
       outputTokens: script.outputTokens,

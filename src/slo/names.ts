@@ -60,6 +60,11 @@ export const M = {
   gpuNvlinkRx: 'infermeter_gpu_nvlink_receive_bytes_per_second',
   gpuNvlinkTx: 'infermeter_gpu_nvlink_transmit_bytes_per_second',
   gpuSourceInfo: 'infermeter_gpu_source_info',
+  // energy and cost (metrics/energy/defs.ts, collectors/gpu/columns.ts)
+  gpuEnergy: 'infermeter_gpu_energy_joules_total',
+  energy: 'infermeter_energy_joules_total',
+  cost: 'infermeter_cost_total',
+  energyTokens: 'infermeter_energy_output_tokens_total',
 } as const;
 
 /** The SLO histogram each SLO name is measured by. */

@@ -9,7 +9,7 @@ import type { EngineReading, GpuReading, HistogramReading } from '../../src/coll
 const nulls = <K extends string>(table: Record<K, string>) => Object.fromEntries(Object.keys(table).map((k) => [k, null])) as Record<K, null>;
 
 export function gpuOf(index: number, values: Partial<Record<GpuField, number>>, more: Partial<Omit<GpuReading, 'index' | 'upstreams'>> = {}): Omit<GpuReading, 'upstreams'> {
-  return { index, uuid: `GPU-${index}`, name: null, driverVersion: null, pciBusId: null, memoryTotalBytes: null, ...nulls(GPU_FIELDS), ...values, at: 0, ...more };
+  return { index, uuid: `GPU-${index}`, name: null, driverVersion: null, pciBusId: null, memoryTotalBytes: null, ...nulls(GPU_FIELDS), ...values, energyJoules: null, energySource: null, energySince: null, at: 0, ...more };
 }
 
 export function engineOf(

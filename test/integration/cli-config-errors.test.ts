@@ -22,6 +22,9 @@ const cases: [string, string[], NodeJS.ProcessEnv, RegExp][] = [
   ['bad duration from env', ['--upstream', 'http://127.0.0.1:1'], { INFERMETER_IDLE_TIMEOUT: 'soon' }, /--idle-timeout \(env INFERMETER_IDLE_TIMEOUT\): expected a duration/],
   ['bad bool', ['--upstream', 'http://127.0.0.1:1', '--inject-usage', 'maybe'], {}, /--inject-usage: expected true or false/],
   ['bad size', ['--upstream', 'http://127.0.0.1:1', '--body-limit', 'lots'], {}, /--body-limit: expected a size/],
+  ['negative GPU-hour price', ['--upstream', 'http://127.0.0.1:1', '--gpu-hour-cost=-2'], {}, /--gpu-hour-cost: a price cannot be negative/],
+  ['negative energy price from env', ['--upstream', 'http://127.0.0.1:1'], { INFERMETER_ENERGY_PRICE: '-0.1' }, /--energy-price \(env INFERMETER_ENERGY_PRICE\): a price cannot be negative/],
+  ['a price without a currency', ['--upstream', 'http://127.0.0.1:1', '--energy-price', '0.2', '--currency', ''], {}, /--currency: is required with a price/],
 ];
 
 for (const [name, args, env, pattern] of cases) {
@@ -43,6 +46,10 @@ test('config file: bad values and unknown keys name the key', () => {
   assert.match(run(['--config', file]).stderr, /slos\.default\.ttft: expected a duration/);
   writeFileSync(file, 'upstream: http://127.0.0.1:1\nslos:\n  objective: 2\n');
   assert.match(run(['--config', file]).stderr, /slos\.objective/);
+  writeFileSync(file, 'upstreams:\n  - { name: a, url: "http://127.0.0.1:1", gpuHourCost: -1 }\n');
+  assert.match(run(['--config', file]).stderr, /gpuHourCost.*a price cannot be negative/);
+  writeFileSync(file, 'currency: ""\nupstreams:\n  - { name: a, url: "http://127.0.0.1:1", energyPrice: 0.3 }\n');
+  assert.match(run(['--config', file]).stderr, /--currency: is required with a price/);
 });
 
 test('a port already in use stops startup naming --listen', async () => {

@@ -84,6 +84,10 @@ const SAMPLES: Record<string, string> = {
   stateDir,
   classicHistograms: 'false',
   webConfigFile: webConfig,
+  gpuHourCost: '2.5',
+  energyPrice: '0.12',
+  currency: 'EUR',
+  energyPrefillRate: '25000',
 };
 const SECRETS = new Set(['tenantSalt']);
 /** The upstream of the lower sources when a higher one sets it (it has no default). */

@@ -71,6 +71,23 @@ test('--gpu-source dcgm-exporter: the same gauges and labels as nvidia-smi; a de
   }
 });
 
+test('--gpu-source dcgm-exporter: the driver\'s energy counter (DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION, mJ) is used as is, whatever the power reads', async () => {
+  const exporter = await startFakeDcgmExporter(SCRAPE);
+  const { registry, runner, up } = runnerFor(['--gpu-source', 'dcgm-exporter', '--dcgm-exporter-url', exporter.url]);
+  const energy = async () => Object.fromEntries(series(await scrape(registry), 'infermeter_gpu_energy_joules_total').map((x) => [x.labels['gpu'], x.value]));
+  try {
+    await eventually(async () => (await up()) === 1 && Object.keys(await energy()).length === 2, 8000, 'gpu collector up with both energy series');
+    assert.deepEqual(await energy(), { 0: 0, 1: 0 }, 'counted from the first reading');
+    // GPU 0's counter rises by 5 000 000 mJ, GPU 1's by 1234 mJ: 5000 J and 1.234 J (to a double's rounding at 9e8 J), though both draw hundreds of watts.
+    exporter.body = SCRAPE.replace(' 912837465123', ' 912842465123').replace(' 887120033417', ' 887120034651');
+    await eventually(async () => (await energy())['0'] === 5000, 8000, 'GPU 0 at 5000 J');
+    assert.ok(Math.abs((await energy())['1']! - 1.234) < 1e-6, JSON.stringify(await energy()));
+  } finally {
+    await runner.close();
+    await exporter.close();
+  }
+});
+
 test('--gpu-source auto without nvidia-smi on PATH and a --dcgm-exporter-url: dcgm-exporter is scraped', async () => {
   const exporter = await startFakeDcgmExporter(SCRAPE);
   const { config, runner, up } = runnerFor(['--nvidia-smi', '/nonexistent/nvidia-smi', '--dcgm-exporter-url', exporter.url]);

@@ -112,6 +112,7 @@ export const GPU_DMON_RESTARTS_METRIC = 'infermeter_gpu_dmon_restarts_total';
 export const GPU_DMON_INVALID_LINES_METRIC = 'infermeter_gpu_dmon_invalid_lines_total';
 export const GPU_SOURCE_INFO_METRIC = 'infermeter_gpu_source_info';
 export const GPU_ENGINE_INFO_METRIC = 'infermeter_gpu_engine_info';
+export const GPU_ENERGY_METRIC = 'infermeter_gpu_energy_joules_total';
 
 /** The fields asked of `nvidia-smi --query-gpu` once at start, in this order. */
 export const QUERY_FIELDS = ['index', 'uuid', 'name', 'driver_version', 'pci.bus_id', 'memory.total'] as const;
@@ -138,6 +139,8 @@ export const GPU_METRICS: readonly MetricDef[] = [
     help: 'Static facts about each GPU (from nvidia-smi --query-gpu); always 1.' },
   { name: GPU_ENGINE_INFO_METRIC, type: 'gauge', unit: '1', labels: ['gpu', 'uuid', 'upstream'], source: 'gpu',
     help: 'Which upstream (engine) each GPU serves: from the upstream\'s gpus: setting, or from the processes nvidia-smi --query-compute-apps names that serve the upstream\'s local port; always 1. Join on gpu, uuid.' },
+  { name: GPU_ENERGY_METRIC, type: 'counter', unit: 'J', labels: ['gpu'], source: 'gpu',
+    help: 'Energy each GPU used since infermeter started counting: the increases of the driver\'s own energy counter where the source has one (dcgm-exporter DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION), else the power reading integrated over time (dmon pwr, NVML\'s 1 s average on Ampere and newer); never goes down across gaps or restarts of the source (docs/energy.md).' },
   { name: GPU_MEMORY_TOTAL_METRIC, type: 'gauge', unit: 'By', labels: GPU_LABELS, source: 'gpu',
     help: 'Total frame buffer memory (nvidia-smi memory.total, MiB converted to bytes).' },
   { name: GPU_DMON_RESTARTS_METRIC, type: 'counter', unit: '{restart}', labels: ['reason'], source: 'gpu',

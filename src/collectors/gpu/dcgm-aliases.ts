@@ -8,7 +8,8 @@
  * Not mapped, on purpose: DCGM_FI_DEV_PCIE_{TX,RX}_THROUGHPUT (the CSV calls them counters
  * "in KB" while NVML reports KB/s; the PROF byte rates say the same without the doubt),
  * the *_VIOLATION fields (cumulative microseconds, not a share of the last sample),
- * DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL (a counter), energy, XID, remapped rows, vGPU license.
+ * DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL (a counter), XID, remapped rows, vGPU license. Energy is
+ * not a gauge: DCGM_ENERGY below feeds the energy counter (energy.ts), beside the gauges.
  */
 import { MIB } from './columns.js';
 
@@ -44,6 +45,9 @@ export const DCGM_ALIASES: Readonly<Record<string, readonly DcgmCandidate[]>> = 
   infermeter_gpu_fp32_active_ratio: [f('DCGM_FI_PROF_PIPE_FP32_ACTIVE')],
   infermeter_gpu_fp64_active_ratio: [f('DCGM_FI_PROF_PIPE_FP64_ACTIVE')],
 };
+
+/** NVML's total energy since the driver was loaded, in mJ: the driver's own counter, used as is (energy.ts). */
+export const DCGM_ENERGY: readonly DcgmCandidate[] = [f('DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION', 0.001)];
 
 /** nvidia-smi's memory.total includes what the driver reserves; DCGM reports it apart. */
 export const DCGM_MEMORY_TOTAL: readonly DcgmCandidate[] = [

@@ -11,7 +11,7 @@ import { parsePrometheusText, type Sample } from '../../lib/prom-text.js';
 import { ScrapeClient } from '../engine/scrape.js';
 import { CollectorError, type Collector } from '../types.js';
 import { GPM_METRIC_NAMES } from './columns.js';
-import { DCGM_ALIASES, DCGM_LABELS, DCGM_MEMORY_TOTAL, DCGM_MIG_LABELS, type DcgmCandidate } from './dcgm-aliases.js';
+import { DCGM_ALIASES, DCGM_ENERGY, DCGM_LABELS, DCGM_MEMORY_TOTAL, DCGM_MIG_LABELS, type DcgmCandidate } from './dcgm-aliases.js';
 import type { DmonSample } from './dmon.js';
 import type { GpuFacts } from './query.js';
 import { GpuSeries } from './series.js';
@@ -45,7 +45,7 @@ export function normalizeDcgm(text: string): DcgmSnapshot {
       values.set(metric, v);
       if (GPM_METRIC_NAMES.has(metric)) out.profiling = true;
     }
-    out.samples.push({ gpu, values });
+    out.samples.push({ gpu, values, counterJoules: pick(fields, DCGM_ENERGY) });
     const labels = fields.values().next().value!.labels;
     out.facts.push({
       index: gpu,

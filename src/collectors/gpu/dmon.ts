@@ -13,6 +13,8 @@ export interface DmonSample {
   gpu: number;
   /** metric name → value in base units, or null when nvidia-smi printed no value. */
   values: Map<string, number | null>;
+  /** The driver's cumulative energy counter in joules, where the source has one (dcgm-exporter; never dmon): energy.ts. */
+  counterJoules?: number | null;
 }
 
 export type DmonEvent =

@@ -2,11 +2,14 @@
  * The GPU gauges, built from the catalog rows in columns.ts, and the bookkeeping that makes
  * a GPU's series disappear as a whole (instead of freezing) when it stops reporting. The
  * same sample becomes the GPU's part of the machine snapshot (../snapshot.ts), in the same
- * call: both sources (nvidia-smi dmon, dcgm-exporter) publish through here.
+ * call: both sources (nvidia-smi dmon, dcgm-exporter) publish through here. Each sample also
+ * feeds the GPU's energy counter (energy.ts), whose total survives the GPU's series being
+ * removed: when they come back, the counter comes back with everything counted meanwhile.
  */
-import { Gauge, type Registry } from 'prom-client';
-import { GPU_INFO_METRIC, GPU_MEMORY_TOTAL_METRIC, GPU_METRICS, GPU_SAMPLE_METRICS } from './columns.js';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { GPU_ENERGY_METRIC, GPU_INFO_METRIC, GPU_MEMORY_TOTAL_METRIC, GPU_METRICS, GPU_SAMPLE_METRICS } from './columns.js';
 import type { DmonSample } from './dmon.js';
+import { GpuEnergy, type EnergySource } from './energy.js';
 import { GPU_FIELDS, type GpuField } from './fields.js';
 import type { GpuFacts } from './query.js';
 import { MachineSnapshot, finite, type GpuReading } from '../snapshot.js';
@@ -17,6 +20,10 @@ export class GpuSeries {
   private readonly samples = new Map<string, Gauge>();
   private readonly info: Gauge;
   private readonly memoryTotal: Gauge;
+  private readonly energy = new GpuEnergy();
+  private readonly energyCounter: Counter;
+  /** gpu index → the joules its energy series shows now. */
+  private readonly energyShown = new Map<number, number>();
   /** gpu index → the label sets its series were last published under. */
   private readonly published = new Map<number, { key: string; labels: Labels; info: Labels | null }>();
 
@@ -31,6 +38,8 @@ export class GpuSeries {
     for (const d of GPU_SAMPLE_METRICS) this.samples.set(d.name, gauge(d.name));
     this.info = gauge(GPU_INFO_METRIC);
     this.memoryTotal = gauge(GPU_MEMORY_TOTAL_METRIC);
+    const e = GPU_METRICS.find((m) => m.name === GPU_ENERGY_METRIC)!;
+    this.energyCounter = new Counter({ name: e.name, help: e.help, labelNames: [...e.labels], registers: [registry] });
   }
 
   /**
@@ -51,7 +60,18 @@ export class GpuSeries {
     if (info) this.info.set(info, 1);
     if (facts?.memoryTotalBytes != null) this.memoryTotal.set(labels, facts.memoryTotalBytes);
     this.published.set(sample.gpu, { key, labels, info });
-    this.machine.setGpu(gpuReading(sample, facts, at));
+    const joules = this.countEnergy(sample, at);
+    this.machine.setGpu(gpuReading(sample, facts, at, joules === null ? null : { joules, source: this.energy.source(sample.gpu)!, since: this.energy.since(sample.gpu)! }));
+  }
+
+  /** Adds the sample to the GPU's energy (energy.ts) and brings its counter series up to the total. */
+  private countEnergy(sample: DmonSample, at: number): number | null {
+    const joules = this.energy.observe(sample.gpu, { powerWatts: sample.values.get(GPU_FIELDS.powerWatts) ?? null, counterJoules: sample.counterJoules ?? null }, at);
+    if (joules === null) return null;
+    const shown = this.energyShown.get(sample.gpu);
+    if (shown === undefined || joules > shown) this.energyCounter.inc({ gpu: String(sample.gpu) }, joules - (shown ?? 0));
+    this.energyShown.set(sample.gpu, joules);
+    return joules;
   }
 
   /** Removes every series of one GPU. */
@@ -61,6 +81,8 @@ export class GpuSeries {
     for (const g of this.samples.values()) g.remove(p.labels);
     this.memoryTotal.remove(p.labels);
     if (p.info) this.info.remove(p.info);
+    this.energyCounter.remove({ gpu: String(gpu) });
+    this.energyShown.delete(gpu);
     this.published.delete(gpu);
     this.machine.removeGpu(gpu);
   }
@@ -72,12 +94,14 @@ export class GpuSeries {
 
 const FIELDS = Object.entries(GPU_FIELDS) as [GpuField, string][];
 
-/** The snapshot's reading of one GPU: the sample's values by field, and its facts. */
-export function gpuReading(sample: DmonSample, facts: GpuFacts | undefined, at: number): Omit<GpuReading, 'upstreams'> {
+/** The snapshot's reading of one GPU: the sample's values by field, its facts, and its energy so far. */
+export function gpuReading(
+  sample: DmonSample, facts: GpuFacts | undefined, at: number, energy: { joules: number; source: EnergySource; since: number } | null = null,
+): Omit<GpuReading, 'upstreams'> {
   const values = {} as Record<GpuField, number | null>;
   for (const [field, metric] of FIELDS) values[field] = finite(sample.values.get(metric));
   return {
     index: sample.gpu, uuid: facts?.uuid ?? '', name: facts?.name ?? null, driverVersion: facts?.driverVersion ?? null, pciBusId: facts?.pciBusId ?? null,
-    memoryTotalBytes: finite(facts?.memoryTotalBytes), ...values, at,
+    memoryTotalBytes: finite(facts?.memoryTotalBytes), ...values, energyJoules: energy?.joules ?? null, energySource: energy?.source ?? null, energySince: energy?.since ?? null, at,
   };
 }

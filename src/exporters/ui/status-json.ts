@@ -11,6 +11,7 @@ import { CHART_SECONDS, LATENCIES, NOW_SECONDS, PERCENTILE_SECONDS, RATE_SECONDS
 import type { CollectorStatus, EngineTotals, GpuStatus } from './machine-read.js';
 import { HOST_FIELDS, type StatusState } from './state.js';
 import type { BottleneckVerdict } from '../../metrics/bottleneck/judge.js';
+import { energyDocument, modelEnergy, type EnergyDocument, type EnergyProvider, type ModelEnergyStatus } from './energy-json.js';
 import type { CapacityEstimate } from '../../metrics/headroom/estimate.js';
 
 export const STATUS_VERSION = 1;
@@ -73,6 +74,8 @@ export interface ModelStatus {
   slos: SloStatus[];
   /** Unix ms of its last finished request. */
   lastSeenAt: number;
+  /** Its attributed energy and cost over the energy window (docs/energy.md); absent: none attributed yet, or no GPU collector. */
+  energy?: ModelEnergyStatus;
 }
 
 export interface SloStatus {
@@ -103,6 +106,8 @@ export interface StatusDocument {
   collectors: CollectorStatus[];
   series: Series;
   slowRequests?: SlowRequest[];
+  /** GPU energy and cost (docs/energy.md); absent without the GPU collector. */
+  energy?: EnergyDocument;
 }
 
 export interface Series {
@@ -166,12 +171,16 @@ export interface StatusQuery {
   since: number;
 }
 
-export function buildStatus(state: StatusState, q: StatusQuery, slow: SlowRequestProvider | null, bottlenecks: BottleneckProvider | null = null, capacities: CapacityProvider | null = null): StatusDocument {
+export function buildStatus(
+  state: StatusState, q: StatusQuery, slow: SlowRequestProvider | null, bottlenecks: BottleneckProvider | null = null, capacities: CapacityProvider | null = null,
+  energy: EnergyProvider | null = null,
+): StatusDocument {
   const now = state.now();
   const second = state.closedThrough;
   const verdicts = bottlenecks?.verdicts();
   const caps = capacities?.capacities();
-  const models = [...state.models].map(([label, m]) => modelStatus(state, label, m, second, now, verdicts?.get(label) ?? null, caps?.get(label) ?? null));
+  const power = energy?.status();
+  const models = [...state.models].map(([label, m]) => modelEnergy(modelStatus(state, label, m, second, now, verdicts?.get(label) ?? null, caps?.get(label) ?? null), power));
   models.sort((a, b) => b.requestsPerSecond - a.requestsPerSecond || b.lastSeenAt - a.lastSeenAt || a.model.localeCompare(b.model));
   const e = state.engine;
   const doc: StatusDocument = {
@@ -194,6 +203,7 @@ export function buildStatus(state: StatusState, q: StatusQuery, slow: SlowReques
   };
   const rows = slow?.slowRequests();
   if (rows) doc.slowRequests = rows.slice(0, 50);
+  if (power) doc.energy = energyDocument(power);
   return doc;
 }
 

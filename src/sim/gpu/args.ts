@@ -125,6 +125,12 @@ export interface FakeSettings {
   /** dmon prints its header again every this many sample rounds. */
   headerEvery: number;
   simUrl: string | null;
+  /**
+   * Several engines on one node: each group of GPUs follows its own simulator
+   * (FAKE_NVIDIA_SMI_SIM_URLS="0,1=http://127.0.0.1:8001;2,3=http://127.0.0.1:8002"); the GPUs
+   * no group names follow FAKE_NVIDIA_SMI_SIM_URL, or the fixed load.
+   */
+  simUrls: SimGroup[];
   /** Load to show without a simulator, 0-1. */
   load: number;
   replay: string | null;
@@ -152,14 +158,35 @@ function computeApps(spec: string): ComputeApp[] {
   }
 }
 
+export interface SimGroup {
+  gpus: number[];
+  url: string;
+}
+
+/** FAKE_NVIDIA_SMI_SIM_URLS: `gpus=url` groups separated by `;`, each GPU in one group at most. */
+export function parseSimGroups(spec: string): SimGroup[] {
+  const seen = new Set<number>();
+  return spec.split(';').map((s) => s.trim()).filter(Boolean).map((part) => {
+    const eq = part.indexOf('=');
+    const gpus = eq > 0 ? (indexList(part.slice(0, eq), 'FAKE_NVIDIA_SMI_SIM_URLS') ?? []) : [];
+    const url = eq > 0 ? part.slice(eq + 1).trim().replace(/\/+$/, '') : '';
+    if (gpus.length === 0 || !/^https?:\/\//.test(url)) throw new UsageError(`FAKE_NVIDIA_SMI_SIM_URLS: expected "0,1=http://host:port;2,3=http://host:port", got "${part}"`);
+    for (const g of gpus) {
+      if (seen.has(g)) throw new UsageError(`FAKE_NVIDIA_SMI_SIM_URLS: GPU ${g} is in two groups`);
+      seen.add(g);
+    }
+    return { gpus, url };
+  });
+}
+
 export type Throttle = 'none' | 'power' | 'thermal';
 const THROTTLES: readonly Throttle[] = ['none', 'power', 'thermal'];
 
-function indexList(spec: string | undefined): number[] | null {
+function indexList(spec: string | undefined, name = 'FAKE_NVIDIA_SMI_THROTTLE_GPUS'): number[] | null {
   if (spec === undefined) return null;
   return spec.split(',').map((x) => {
     const n = Number(x.trim());
-    if (!Number.isInteger(n) || n < 0) throw new UsageError(`FAKE_NVIDIA_SMI_THROTTLE_GPUS: expected GPU indexes separated by commas, got "${spec}"`);
+    if (!Number.isInteger(n) || n < 0) throw new UsageError(`${name}: expected GPU indexes separated by commas, got "${spec}"`);
     return n;
   });
 }
@@ -189,6 +216,7 @@ export function readSettings(env: NodeJS.ProcessEnv): FakeSettings {
     periodMs: get('PERIOD_MS') === undefined ? null : num('PERIOD_MS', 1000, 1),
     headerEvery: Math.floor(num('HEADER_EVERY', 20, 1)),
     simUrl: get('SIM_URL')?.replace(/\/+$/, '') ?? null,
+    simUrls: parseSimGroups(get('SIM_URLS') ?? ''),
     load: Math.min(1, num('LOAD', 0)),
     replay: get('REPLAY') ?? null,
     replayLoop: get('REPLAY_LOOP') !== '0',

@@ -21,7 +21,8 @@ export interface GenerateOptions {
   groups: string;
   prefix: Prefix;
   headerEvery: number;
-  load: () => Load;
+  /** Each GPU's load now (GPUs of different engines follow different simulators). */
+  load: (gpu: number) => Load;
   /** `--gpm-metrics` columns, printed after the -s groups. */
   gpm?: readonly FakeColumn[];
   /** A driver warning printed once before the first header. */
@@ -38,11 +39,10 @@ export function* generated(o: GenerateOptions): Generator<Line> {
       yield { text: header, sample: false, round: false };
       yield { text: units, sample: false, round: false };
     }
-    const load = o.load();
     const now = new Date();
     for (let i = 0; i < o.gpus.length; i++) {
       const g = o.gpus[i]!;
-      const r = g.read(load);
+      const r = g.read(o.load(g.index));
       // GPM compares two samples: the first round has nothing to compare yet.
       const ctx = { ecc: g.model.ecc, gpm: g.model.gpm && round > 0, nvlink: g.model.nvlink };
       const values = cols.map((c) => c.value(r, ctx));

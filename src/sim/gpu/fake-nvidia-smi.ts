@@ -3,7 +3,7 @@
  * A fake `nvidia-smi` for machines without a GPU (tests, demos, benchmarks): answers
  * `dmon`, `--query-gpu=… --format=csv[,noheader][,nounits]`, `--query-compute-apps=…` (and `-L`) in the real
  * formats, for FAKE_NVIDIA_SMI_GPUS GPUs of FAKE_NVIDIA_SMI_MODEL, following a simulator's
- * load (FAKE_NVIDIA_SMI_SIM_URL), or replaying a captured dmon file
+ * load (FAKE_NVIDIA_SMI_SIM_URL; a simulator per group of GPUs: FAKE_NVIDIA_SMI_SIM_URLS), or replaying a captured dmon file
  * (FAKE_NVIDIA_SMI_REPLAY), with optional faults (FAKE_NVIDIA_SMI_FAULT). See docs/gpu.md.
  * Exits 0 on SIGTERM/SIGINT and when its reader goes away.
  */
@@ -11,7 +11,7 @@ import { parseInvocation, readSettings, UsageError, type FakeSettings, type Invo
 import { generated, parsePrefix, replayed, withFault, writeLines, type Line } from './emit.js';
 import { GPM_COLUMNS, queryCsv, type QueryGpu } from './format.js';
 import { dmonHelp, driverCaps, type DriverCaps } from './driver.js';
-import { LoadSource } from './load.js';
+import { GpuLoads, LoadSource } from './load.js';
 import { queryXml } from './xml.js';
 import { computeAppsCsv } from './compute-apps.js';
 import { findModel, seeded, SimGpu, type Load } from './models.js';
@@ -29,7 +29,7 @@ export async function fakeNvidiaSmi(argv: readonly string[], env: NodeJS.Process
     if (missing !== undefined) throw new UsageError(`No devices were found matching id ${missing}.`);
   }
   const gpus = ids ? all.filter((g) => ids.includes(g.index)) : all;
-  const load = new LoadSource(settings.simUrl, settings.load);
+  const load = new GpuLoads(new LoadSource(settings.simUrl, settings.load), settings.simUrls, settings.load);
   switch (inv.kind) {
     case 'usage':
       // Plain nvidia-smi opens with this banner line (versions); readers take CUDA's from it.
@@ -42,7 +42,7 @@ export async function fakeNvidiaSmi(argv: readonly string[], env: NodeJS.Process
     case 'query-xml': {
       await load.start(1000);
       load.stop();
-      write(queryXml({ driverVersion: settings.driverVersion, cudaVersion: settings.cudaVersion, attached: all.length, now: new Date() }, gpus.map((g) => queryRow(g, settings, all.length, load.load))));
+      write(queryXml({ driverVersion: settings.driverVersion, cudaVersion: settings.cudaVersion, attached: all.length, now: new Date() }, gpus.map((g) => queryRow(g, settings, all.length, load.of(g.index)))));
       return 0;
     }
     case 'list':
@@ -51,7 +51,7 @@ export async function fakeNvidiaSmi(argv: readonly string[], env: NodeJS.Process
     case 'query': {
       await load.start(1000);
       load.stop();
-      write(queryCsv(inv.fields, gpus.map((g) => queryRow(g, settings, all.length, load.load)), inv.format));
+      write(queryCsv(inv.fields, gpus.map((g) => queryRow(g, settings, all.length, load.of(g.index))), inv.format));
       return 0;
     }
     case 'compute-apps': {
@@ -66,7 +66,7 @@ export async function fakeNvidiaSmi(argv: readonly string[], env: NodeJS.Process
   }
 }
 
-async function dmon(inv: Extract<Invocation, { kind: 'dmon' }>, settings: FakeSettings, caps: DriverCaps, all: SimGpu[], load: LoadSource, write: (s: string) => void): Promise<number> {
+async function dmon(inv: Extract<Invocation, { kind: 'dmon' }>, settings: FakeSettings, caps: DriverCaps, all: SimGpu[], load: GpuLoads, write: (s: string) => void): Promise<number> {
   const unsupported = (inv.gpm && !caps.gpmMetrics) || (inv.gpmOptions && !caps.gpmOptions);
   if (unsupported) throw new UsageError(`Invalid combination of input arguments. Please run 'nvidia-smi dmon -h' for help.`);
   if (inv.gpm && settings.gpmReject) throw new UsageError('Failed to start GPM metrics monitoring: Not Supported');
@@ -77,7 +77,7 @@ async function dmon(inv: Extract<Invocation, { kind: 'dmon' }>, settings: FakeSe
   await load.start(periodMs);
   const prefix = parsePrefix(inv.prefix);
   const make = (groups: string): Generator<Line> =>
-    generated({ gpus, groups, prefix, headerEvery: settings.headerEvery, load: () => load.load, gpm, warning });
+    generated({ gpus, groups, prefix, headerEvery: settings.headerEvery, load: (gpu) => load.of(gpu), gpm, warning });
   const source = settings.replay ? replayed(settings.replay, settings.replayLoop) : make(inv.groups);
   let code = 0;
   await writeLines(withFault(source, { fault: settings.fault, after: settings.faultAfter, alternate: () => make(settings.faultColumns) }), {

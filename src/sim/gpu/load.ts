@@ -95,3 +95,30 @@ export class LoadSource {
     if (this.timer) clearInterval(this.timer);
   }
 }
+
+/** Each GPU's load source: its group's simulator (FAKE_NVIDIA_SMI_SIM_URLS), else the default one. */
+export class GpuLoads {
+  private readonly sources: LoadSource[];
+  private readonly byGpu = new Map<number, LoadSource>();
+
+  constructor(private readonly fallback: LoadSource, groups: readonly { gpus: readonly number[]; url: string }[], fixed: number) {
+    this.sources = [fallback];
+    for (const g of groups) {
+      const source = new LoadSource(g.url, fixed);
+      this.sources.push(source);
+      for (const gpu of g.gpus) this.byGpu.set(gpu, source);
+    }
+  }
+
+  of(gpu: number): Load {
+    return (this.byGpu.get(gpu) ?? this.fallback).load;
+  }
+
+  async start(periodMs: number): Promise<void> {
+    await Promise.all(this.sources.map((s) => s.start(periodMs)));
+  }
+
+  stop(): void {
+    for (const s of this.sources) s.stop();
+  }
+}

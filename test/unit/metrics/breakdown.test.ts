@@ -108,6 +108,19 @@ test('series counts are measured from rendered /metrics: the breakdowns multiply
   assert.equal(th.get('gen_ai_server_time_to_first_token_seconds'), 6 * c.get('gen_ai_server_time_to_first_token_seconds')!);
 });
 
+test('the energy and cost series are bounded: per model label 1 busy energy, 2 cost kinds, 2 token series; per upstream 1 idle energy, 2 idle cost', async () => {
+  for (const models of [1, 3]) {
+    const c = await countSeries({ models, tenants: 0, slos: NO_SLOS });
+    const labels = models + 1; // the served models and other
+    assert.equal(c.get('infermeter_energy_joules_total'), labels + 1, `${models} models`);
+    assert.equal(c.get('infermeter_cost_total'), 2 * labels + 2);
+    assert.equal(c.get('infermeter_energy_output_tokens_total'), 2 * labels);
+  }
+  // Tenants do not multiply them.
+  const t = await countSeries({ models: 1, tenants: 7, tenantLimit: 5, slos: NO_SLOS });
+  assert.equal(t.get('infermeter_cost_total'), 2 * 2 + 2);
+});
+
 const noPromtool = skipWithout(spawnSync('promtool', ['--version']).status === 0, 'promtool is not installed');
 
 test('promtool check metrics is clean on the worst case: 10 models, 40 tenants over a limit of 20, tenant histograms, prompt-class SLOs', { skip: noPromtool }, async () => {

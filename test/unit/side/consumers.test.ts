@@ -18,20 +18,22 @@ import { WorkloadTrace } from '../../../src/exporters/workload-trace/trace.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { EnergyMeter } from '../../../src/metrics/energy/meter.js';
 
 const log = pino({ level: 'silent' });
 const side = (flags: Record<string, string>) => new MetricsSide(resolveConfig({ upstream: 'http://127.0.0.1:9', ...flags }, {}), log);
 
-test('one consumer per enabled row, in table order, named as its row; the page reads the trail, the verdicts and the capacities', async () => {
-  assert.deepEqual(CONSUMERS.map((c) => c.name), ['prompt-blocks', 'workload-trace', 'requests', 'otlp', 'trail', 'bottleneck', 'headroom', 'ui']);
+test('one consumer per enabled row, in table order, named as its row; the page reads the trail, the verdicts, the capacities and the energy', async () => {
+  assert.deepEqual(CONSUMERS.map((c) => c.name), ['prompt-blocks', 'workload-trace', 'requests', 'otlp', 'trail', 'bottleneck', 'headroom', 'energy', 'ui']);
   const on = side({});
-  assert.deepEqual(on.consumers.map((c) => c.name), ['requests', 'trail', 'bottleneck', 'headroom', 'ui'], 'no OTEL_* variable: no OTLP consumer; no --workload-trace: no prompt hashing');
+  assert.deepEqual(on.consumers.map((c) => c.name), ['requests', 'trail', 'bottleneck', 'headroom', 'energy', 'ui'], 'no OTEL_* variable: no OTLP consumer; no --workload-trace: no prompt hashing');
   const page = on.consumer(StatusPage)!;
   assert.ok(page.slowRequests, 'the slow-request table reads the trail');
   assert.equal(page.bottlenecks, on.consumer(BottleneckMonitor));
   assert.equal(page.capacities, on.consumer(HeadroomMonitor), 'the page shows the capacity estimates');
-  const off = side({ ui: 'false' });
-  assert.deepEqual(off.consumers.map((c) => c.name), ['requests', 'trail', 'bottleneck', 'headroom']);
+  assert.equal(page.energy, on.consumer(EnergyMeter), 'the page shows the energy consumer\'s figures');
+  const off = side({ ui: 'false', collectorGpu: 'false' });
+  assert.deepEqual(off.consumers.map((c) => c.name), ['requests', 'trail', 'bottleneck', 'headroom'], 'no GPU collector: no energy');
   await on.close();
   await off.close();
 });
@@ -39,7 +41,7 @@ test('one consumer per enabled row, in table order, named as its row; the page r
 test('--workload-trace: the prompt hashing row, then the trace that reads it', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'consumers-'));
   const traced = side({ workloadTrace: join(dir, 't.jsonl'), promptHashSalt: 's' });
-  assert.deepEqual(traced.consumers.map((c) => c.name), ['prompt-blocks', 'workload-trace', 'requests', 'trail', 'bottleneck', 'headroom', 'ui']);
+  assert.deepEqual(traced.consumers.map((c) => c.name), ['prompt-blocks', 'workload-trace', 'requests', 'trail', 'bottleneck', 'headroom', 'energy', 'ui']);
   assert.ok(traced.consumer(WorkloadTrace));
   assert.ok(traced.consumer(PromptBlocksStage));
   await traced.close();

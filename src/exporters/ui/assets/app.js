@@ -29,6 +29,7 @@ var selected = params.get('model') || '*';
 var local = /** @type {Local | null} */ (null); // the selected model's series, kept in the page and extended each poll
 var charts = /** @type {Record<string, { key: string, width: number, plot: Plot }>} */ ({});
 var filterText = '';
+var energy = /** @type {StatusDocument['energy'] | null} */ (null); // the last document's energy part, for its chart
 
 /** @param {string} id */
 function $(id) { var e = document.getElementById(id); if (!e) throw new Error('the page has no #' + id); return e; }
@@ -98,6 +99,13 @@ function renderSummary(doc) {
   s.appendChild(card('KV cache', fmtPct(kv)));
   var utils = doc.gpus.map(function (g) { return g.utilization; }).filter(function (u) { return u != null; });
   s.appendChild(card('GPU util (mean of ' + utils.length + ')', utils.length ? fmtPct(utils.reduce(function (a, b) { return a + b; }, 0) / utils.length, 0) : DASH));
+  if (doc.energy) {
+    // Every model together over the energy window: busy joules and cost over output tokens.
+    var j = 0, n = 0, cost = 0;
+    doc.models.forEach(function (m) { if (m.energy) { j += m.energy.joules; n += m.energy.outputTokens; cost += m.energy.cost || 0; } });
+    var cur = doc.energy.currency;
+    s.appendChild(card('energy · cost per output token (5 min)', n > 0 ? fmtNum(j / n, 'J', 2) + (cur ? ' · ' + fmtNum((cost / n) * 1e6, cur + '/1M', 2) : '') : DASH));
+  }
   var down = doc.collectors.filter(function (c) { return !c.up; }).length;
   s.appendChild(card('collectors up', doc.collectors.length ? (doc.collectors.length - down) + ' / ' + doc.collectors.length : DASH, down ? 'bad' : ''));
 }
@@ -188,6 +196,7 @@ function renderModels(doc) {
       if (s.burnRate1h != null && (worst1 == null || s.burnRate1h > worst1)) worst1 = s.burnRate1h;
     });
     cell(tr, (worst5 == null ? DASH : worst5.toFixed(2) + '×') + ' / ' + (worst1 == null ? DASH : worst1.toFixed(2) + '×'), 'burn', worst5, worst5 == null && worst1 == null ? '' : burnClass(Math.max(worst5 || 0, worst1 || 0)));
+    energyCell(tr, m.energy, doc.energy ? doc.energy.currency : null);
     tr.addEventListener('click', function () { select(m.model); });
     tbody.appendChild(tr);
   });
@@ -374,6 +383,32 @@ function renderCharts() {
   draw('chart-gpu', gs, [x, scale(c.kv, 100), ...gpuKeys.map(function (k) { return scale(c[k], 100); })], [{}, { label: '%', size: 50 }], { y: { range: [0, 100] } });
 }
 
+/**
+ * Joules per output token and cost per million output tokens (all tokens, then good ones) over the energy window.
+ * @param {HTMLTableRowElement} tr @param {ModelStatus['energy']} e @param {string | null} currency
+ */
+function energyCell(tr, e, currency) {
+  if (!e) { cell(tr, DASH, 'energy', null); return; }
+  var cost = currency && e.costPerMillionOutputTokens != null ? ' · ' + fmtNum(e.costPerMillionOutputTokens, currency + '/1M', 2) : '';
+  var td = cell(tr, fmtNum(e.joulesPerOutputToken, 'J/tok', 2) + cost, 'energy', e.joulesPerOutputToken);
+  td.title = 'over the energy window: ' + fmtNum(e.joules, 'J', 0) + ' for ' + e.outputTokens + ' output tokens (' + e.goodOutputTokens + ' good)\n' +
+    'per good token: ' + fmtNum(e.joulesPerGoodOutputToken, 'J', 2) + (currency ? ', ' + fmtNum(e.costPerMillionGoodOutputTokens, currency + ' per million', 2) : '') +
+    (currency ? '\ncost: ' + fmtNum(e.cost, currency, 4) : '\nno price set (--gpu-hour-cost, --energy-price)');
+}
+
+/** Joules per output token per model, one point per energy slot (docs/energy.md). */
+function renderEnergyChart() {
+  var fig = $('energy-figure');
+  fig.hidden = !energy;
+  if (!uPlot || !energy) return;
+  var e = energy, models = Object.keys(e.series.joulesPerOutputToken).sort();
+  /** @type {number[]} */
+  var x = []; for (var i = 0; i < e.series.points; i++) x.push((e.series.start + i * e.series.stepMs) / 1000);
+  /** @type {(number | null)[][]} */
+  var ys = models.map(function (m) { return e.series.joulesPerOutputToken[m] || []; });
+  draw('chart-energy', models.map(function (m, k) { return line(m, GPU_COLORS[k % GPU_COLORS.length]); }), [x, ...ys], [{}, { label: 'J / output token', size: 60 }]);
+}
+
 /** @param {string} model */
 function select(model) {
   selected = model;
@@ -397,6 +432,7 @@ function poll() {
   }).then(function (doc) {
     renderSummary(doc); renderModels(doc); renderGpus(doc); renderEngine(doc); renderSlow(doc);
     merge(doc.series, incremental); renderCharts();
+    energy = doc.energy || null; renderEnergyChart();
     $('updated').textContent = 'updated ' + new Date(doc.generatedAt).toLocaleTimeString() + ' · up since ' + new Date(doc.startedAt).toLocaleString() + ' · refresh ' + REFRESH_MS / 1000 + ' s';
     $('updated').className = 'muted';
     document.body.setAttribute('data-ready', '1');
@@ -409,6 +445,6 @@ function poll() {
 var filter = $as('filter', HTMLInputElement), chartModel = $as('chart-model', HTMLSelectElement);
 filter.addEventListener('input', function () { filterText = filter.value.trim().toLowerCase(); poll(); });
 chartModel.addEventListener('change', function () { select(chartModel.value); });
-window.addEventListener('resize', function () { renderCharts(); });
+window.addEventListener('resize', function () { renderCharts(); renderEnergyChart(); });
 poll();
 setInterval(poll, REFRESH_MS);

@@ -31,7 +31,7 @@ export const PAGE_HTML = `<!doctype html>
       <thead><tr>
         <th>model</th><th title="what limits the model now, and the numbers it was decided from; hover for the advice">bottleneck</th><th title="load ratio: today's req/s over the req/s where the first P99 SLO would break (the capacity), the SLO and the limit that bind; hover for the fitted figures">headroom</th><th>req/s</th><th>out tok/s</th><th title="generation requests in flight now">in flight</th><th title="time-average requests in flight over the rate window">concurrency</th>
         <th>TTFT p50</th><th>p95</th><th>p99</th><th>TPOT p50</th><th>p95</th><th>p99</th><th>E2E p50</th><th>p95</th><th>p99</th>
-        <th>outcomes 5m</th><th title="the model's worst SLO over 5 minutes; hover a cell for every SLO">worst SLO 5m</th><th title="error budget burn rate: 1× spends it exactly over the SLO window">burn 5m / 1h</th>
+        <th>outcomes 5m</th><th title="the model's worst SLO over 5 minutes; hover a cell for every SLO">worst SLO 5m</th><th title="error budget burn rate: 1× spends it exactly over the SLO window">burn 5m / 1h</th><th title="GPU joules per output token and cost per million output tokens over 5 minutes; hover for the figures per good token (docs/energy.md)">energy · cost</th>
       </tr></thead>
       <tbody></tbody>
     </table>
@@ -49,6 +49,7 @@ export const PAGE_HTML = `<!doctype html>
     <figure><figcaption>TPOT percentiles</figcaption><div id="chart-tpot" class="chart"></div></figure>
     <figure><figcaption>Throughput</figcaption><div id="chart-throughput" class="chart"></div></figure>
     <figure><figcaption>GPU utilisation and KV-cache usage</figcaption><div id="chart-gpu" class="chart"></div></figure>
+    <figure id="energy-figure" hidden><figcaption>Energy per output token, per model (10 s slots)</figcaption><div id="chart-energy" class="chart"></div></figure>
   </div>
 </section>
 <section class="two">

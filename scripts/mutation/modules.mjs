@@ -81,7 +81,7 @@ export const MODULES = [
     name: 'api-events',
     what: 'the Messages and Responses API rows: token events (visible or not), usage fields, error events',
     mutate: ['src/lib/api-events.ts'],
-    tests: ['test/unit/proxy/event-scan-typed.test.ts', 'test/unit/sim/messages-responses.test.ts'],
+    tests: ['test/unit/proxy/event-scan-typed.test.ts', 'test/unit/sim/messages-responses.test.ts', 'test/unit/lib/api-events.test.ts', 'test/unit/proxy/typed-meter.test.ts'],
   },
 ];
 

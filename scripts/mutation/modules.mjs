@@ -75,7 +75,7 @@ export const MODULES = [
     name: 'bottleneck',
     what: 'the bottleneck verdict: the rules table, the evaluator with its hysteresis, the machine signals (GPU worst-of, engine sums)',
     mutate: ['src/metrics/bottleneck/judge.ts', 'src/metrics/bottleneck/rules.ts', 'src/metrics/bottleneck/machine.ts'],
-    tests: ['test/unit/metrics/bottleneck.test.ts', 'test/unit/metrics/bottleneck-machine.test.ts'],
+    tests: ['test/unit/metrics/bottleneck.test.ts', 'test/unit/metrics/bottleneck-machine.test.ts', 'test/unit/metrics/bottleneck-signals.test.ts'],
   },
   {
     name: 'api-events',

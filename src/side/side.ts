@@ -111,7 +111,9 @@ export class MetricsSide {
     private readonly reresolve: () => ReloadOutcome,
   ) {
     this.health = new ProxyHealth({ livenessTimeoutMs: config.livenessTimeout * 1000, requiresUpstream: config.readyRequiresUpstream });
-    const connect = upstreamConnectOptions(config);
+    // The first upstream's own TLS files (an `upstreams:` entry may have its own; with one --upstream they are the global flags').
+    const first = config.upstreams[0];
+    const connect = upstreamConnectOptions(first ? { ...first, upstream: first.url } : config);
     this.upstreamAgent = connect ? new Agent({ connect }) : undefined;
     this.models = new ModelLabels({
       allowlist: config.models, upstream: config.upstream, refreshSeconds: config.modelsRefresh, log,

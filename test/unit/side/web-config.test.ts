@@ -81,6 +81,7 @@ test('guard: 401 and a challenge unless the right user and password; replace() a
     guard.replace(null);
     assert.equal((await get()).body, 'ok', 'no web config: open');
   } finally {
+    server.closeAllConnections();
     server.close();
   }
 });
@@ -139,6 +140,7 @@ test('guard: each client_auth_type against no client certificate, an untrusted o
           if (status === 200) assert.equal(bodies[i], 'ok');
         }
       } finally {
+        server.closeAllConnections();
         server.close();
       }
     }

@@ -63,7 +63,7 @@ export const MODULES = [
     name: 'web-config',
     what: '--web.config.file: the exporter-toolkit keys, defaults, client auth types and the listener\'s TLS options',
     mutate: ['src/lib/web-config.ts'],
-    tests: ['test/unit/side/web-config.test.ts'],
+    tests: ['test/unit/side/web-config.test.ts', 'test/unit/lib/web-config.test.ts'],
   },
   {
     name: 'upstreams',

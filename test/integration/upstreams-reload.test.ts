@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { request } from 'undici';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.js';
 import { InfermeterProcess } from '../fakes/infermeter-process.js';
 import { eventually } from '../fakes/gpu.js';
@@ -59,6 +60,8 @@ test('a reload with upstreams: a model only the second upstream lists keeps, los
     }, 10_000, `model-b labelled ${label}`, 200);
   };
 
+  // The router reads both lists at start (up to 2 s before it listens); on a loaded machine give it longer.
+  await eventually(async () => ((await (await request(`${m.proxyUrl}/v1/models`)).body.json()) as { data: unknown[] }).data.length === 2, 10_000, 'both model lists read');
   await labelled('model-b');
 
   // A reload that changes a live setting only (the refresh interval): the list is read again, both upstreams.

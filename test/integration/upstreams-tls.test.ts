@@ -14,6 +14,7 @@ import { request } from 'undici';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.js';
 import { makeCerts, type TestCerts } from '../fakes/certs.js';
 import { InfermeterProcess } from '../fakes/infermeter-process.js';
+import { eventually } from '../fakes/gpu.js';
 import { rawPost, scrape, sumSamples } from '../helpers.js';
 
 let certsA: TestCerts;
@@ -46,8 +47,10 @@ test('two https upstreams with different CAs and client certificates: each model
   meter = new InfermeterProcess(['--config', config, '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0', '--no-collector.gpu', '--no-collector.engine', '--no-collector.host'], {});
   await meter.start();
 
-  const models = (await (await request(`${meter.proxyUrl}/v1/models`)).body.json()) as { data: { id: string }[] };
-  assert.deepEqual(models.data.map((m) => m.id), ['model-a', 'model-b'], 'both lists read, each over its own TLS');
+  // The router reads both lists at start (up to 2 s before it listens); on a loaded machine give it longer.
+  const listed = async () => ((await (await request(`${meter!.proxyUrl}/v1/models`)).body.json()) as { data: { id: string }[] }).data.map((m) => m.id);
+  await eventually(async () => (await listed()).length === 2, 10_000, 'both model lists read').catch(() => undefined);
+  assert.deepEqual(await listed(), ['model-a', 'model-b'], 'both lists read, each over its own TLS');
 
   for (const model of ['model-a', 'model-b', 'model-b', 'model-a']) {
     const r = await rawPost(`${meter.proxyUrl}/v1/chat/completions`, { model, stream: true, fake: { schedule: { firstMs: 5, chunks: 3, gapMs: 5 } } });
@@ -60,7 +63,8 @@ test('two https upstreams with different CAs and client certificates: each model
 
   const ok = async (upstream: string, model: string) => sumSamples((await scrape(`${meter!.metricsUrl}/metrics`)).samples, 'infermeter_requests_total', { outcome: 'ok', upstream, gen_ai_request_model: model });
   const until = Date.now() + 10_000;
-  while ((await ok('b', 'model-b')) < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+  // Records reach the metrics side in batches: wait for all four.
+  while ((await ok('a', 'model-a')) + (await ok('b', 'model-b')) < 4 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
   const text = (await scrape(`${meter.metricsUrl}/metrics`)).text;
   assert.equal(await ok('a', 'model-a'), 2, text.split('\n').filter((l) => l.startsWith('infermeter_requests_total')).join('\n') + JSON.stringify(meter.logs.filter((l) => l.level >= 40)));
   assert.equal(await ok('b', 'model-b'), 2, 'model-b labelled by its name: the metrics side read b\'s list over b\'s TLS');

@@ -69,7 +69,7 @@ export const MODULES = [
     name: 'upstreams',
     what: 'the upstream set and router: by listed model, replicas by fewest in flight, down ones avoided, the merged model list',
     mutate: ['src/proxy/upstreams.ts'],
-    tests: ['test/unit/proxy/upstreams.test.ts'],
+    tests: ['test/unit/proxy/upstreams.test.ts', 'test/unit/proxy/upstreams-lists.test.ts'],
   },
   {
     name: 'bottleneck',

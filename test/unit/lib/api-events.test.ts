@@ -68,3 +68,18 @@ test('non-streamed bodies: usage read as README says', () => {
   const m = typedBodyFacts(MESSAGES_API, { usage: { cache_read_input_tokens: 33, input_tokens: 1, output_tokens: 12 } });
   assert.deepEqual([m.promptTokens, m.completionTokens, m.cachedTokens], [34, 12, 33]);
 });
+
+test('edges of README\'s rows: response.failed usage counts, input_tokens 0 beside cache reads, cache reads without input_tokens, events that are not objects', () => {
+  // README: output tokens from response.completed / response.incomplete / response.failed usage.
+  const failed = typedEventFacts(RESPONSES_API, { type: 'response.failed', response: { status: 'failed', usage: { input_tokens: 9, output_tokens: 4, input_tokens_details: { cached_tokens: 2 } } } });
+  assert.deepEqual([failed.error, failed.promptTokens, failed.completionTokens, failed.cachedTokens], [true, 9, 4, 2]);
+  // Messages input = input_tokens + cache_read_input_tokens + cache_creation_input_tokens, whatever input_tokens is.
+  const allCached = typedEventFacts(MESSAGES_API, { type: 'message_start', message: { usage: { input_tokens: 0, cache_read_input_tokens: 10, cache_creation_input_tokens: 3, output_tokens: 1 } } });
+  assert.deepEqual([allCached.promptTokens, allCached.cachedTokens, allCached.completionTokens], [13, 10, -1]);
+  // Without input_tokens the input is not known, whatever else the usage says.
+  const noInput = typedEventFacts(MESSAGES_API, { type: 'message_delta', usage: { output_tokens: 3, cache_read_input_tokens: 5 } });
+  assert.deepEqual([noInput.promptTokens, noInput.completionTokens, noInput.cachedTokens], [-1, 3, 5]);
+  for (const doc of [null, 'message_start', 7, ['message_start'], { type: 7 }]) {
+    for (const row of [MESSAGES_API, RESPONSES_API]) assert.deepEqual(typedEventFacts(row, doc), typedEventFacts(row, {}), JSON.stringify(doc));
+  }
+});

@@ -151,3 +151,96 @@ test('guard: each client_auth_type against no client certificate, an untrusted o
     rmSync(other.dir, { recursive: true, force: true });
   }
 });
+
+test('guard: the listener handler leaves the kubelet probes open and guards every other path; refusals are text/plain', async () => {
+  const guard = new WebGuard({ file: 'web.yml', tls: null, users: new Map([['alice', bcrypt.hashSync('right', 4)]]) });
+  assert.equal(guard.config?.file, 'web.yml');
+  const server = createServer(guard.handler(async (req, res) => void res.end(`served ${req.url}`)));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    for (const path of ['/healthz', '/readyz', '/healthz?verbose=1']) {
+      const res = await fetch(`${base}${path}`);
+      assert.deepEqual([res.status, await res.text()], [200, `served ${path}`], path);
+    }
+    for (const path of ['/metrics', '/', '/healthz/x', '/readyz2', '/api/v1/status?x=/healthz']) {
+      const res = await fetch(`${base}${path}`, { method: path === '/' ? 'POST' : 'GET', body: path === '/' ? 'a body' : undefined });
+      assert.deepEqual([res.status, res.headers.get('content-type'), await res.text()], [401, 'text/plain', 'Unauthorized\n'], path);
+    }
+    const ok = await fetch(`${base}/metrics`, { headers: { authorization: `Basic ${Buffer.from('alice:right').toString('base64')}` } });
+    assert.equal(await ok.text(), 'served /metrics');
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+});
+
+test('guard: the listener\'s TLS from the file over the shorthand flags (warned), and a reload: new files for the next handshake, a protocol change named for restart', async () => {
+  const certs = makeCerts();
+  const other = makeCerts();
+  const dir = mkdtempSync(join(tmpdir(), 'infermeter-web-'));
+  const warnings: string[] = [];
+  const log = { warn: (_o: object, msg: string) => void warnings.push(msg) };
+  const file = (name: string, cert: string, key: string) => {
+    const f = join(dir, name);
+    writeFileSync(f, `tls_server_config:\n  cert_file: ${cert}\n  key_file: ${key}\n`);
+    return loadWebConfig(f);
+  };
+  const first = file('a.yml', certs.serverCert, certs.serverKey);
+  const second = file('b.yml', other.serverCert, other.serverKey);
+  const shorthand = { metricsTlsCert: other.serverCert, metricsTlsKey: other.serverKey };
+  const guard = new WebGuard(first);
+  try {
+    const tls = guard.listenerTls(shorthand, log)!;
+    assert.equal(tls.cert, certs.pem(certs.serverCert), 'the file wins');
+    assert.deepEqual(warnings, ['--web.config.file has a tls_server_config: it wins over --metrics-tls-cert and --metrics-tls-key']);
+    assert.equal(new WebGuard(null).listenerTls({ metricsTlsCert: '', metricsTlsKey: '' }, log), null);
+    assert.equal(warnings.length, 1, 'no file, no warning');
+
+    const server = createHttpsServer(tls, guard.handler(async (_req, res) => void res.end('ok')));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`;
+    // A fresh connection each time (no keep-alive), trusting both CAs: which certificate the listener shows.
+    const issuer = async () => {
+      const agent = new Agent({ connect: { ca: [certs.pem(certs.caCert), other.pem(other.caCert)] }, pipelining: 0 });
+      try {
+        const res = await request(url, { dispatcher: agent });
+        await res.body.text();
+        return res.statusCode;
+      } finally {
+        await agent.close();
+      }
+    };
+    const shown = (ca: string) => new Promise<boolean>((resolve) => {
+      const agent = new Agent({ connect: { ca } });
+      request(url, { dispatcher: agent }).then(async (r) => (await r.body.text(), resolve(true)), () => resolve(false)).finally(() => void agent.close());
+    });
+    try {
+      assert.equal(await issuer(), 200);
+      assert.deepEqual([await shown(certs.pem(certs.caCert)), await shown(other.pem(other.caCert))], [true, false], 'the first certificate');
+      const restart: string[] = [];
+      guard.reload(second, server as never, shorthand, log, restart);
+      assert.deepEqual(restart, [], 'same protocol: applied live');
+      assert.deepEqual([await shown(certs.pem(certs.caCert)), await shown(other.pem(other.caCert))], [false, true], 'the new certificate at the next handshake');
+      guard.reload({ file: 'c.yml', tls: null, users: new Map() }, server as never, shorthand, log, restart);
+      assert.deepEqual(restart, ['--web.config.file tls_server_config'], 'removing TLS takes a restart');
+      assert.ok(guard.config?.tls, 'the running TLS stays');
+      assert.equal(guard.config?.file, 'c.yml');
+      assert.match(warnings[warnings.length - 1]!, /keeps its protocol until restart/);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+    const plain = new WebGuard(null);
+    const restart: string[] = [];
+    plain.reload(first, null, shorthand, log, restart);
+    assert.deepEqual(restart, ['--web.config.file tls_server_config'], 'adding TLS takes a restart');
+    assert.equal(plain.config?.tls, null, 'and the listener stays plain until then');
+    plain.reload(null, null, shorthand, log, (restart.length = 0, restart));
+    assert.deepEqual([restart, plain.config], [[], null], 'plain to plain');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(certs.dir, { recursive: true, force: true });
+    rmSync(other.dir, { recursive: true, force: true });
+  }
+});

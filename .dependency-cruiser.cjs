@@ -11,13 +11,15 @@ const FLOORS = [
   ['metrics'],
   ['exporters'],
   ['side'],
-  ['config.ts'],
+  ['config'],
   ['daemon'],
   ['demo', 'bench', 'ops'],
   ['commands.ts'],
   ['cli.ts'],
 ];
-const path = (rooms) => `^src/(${rooms.map((r) => r.replace('.', '\\.') + (r.endsWith('.ts') ? '$' : '/')).join('|')})`;
+// A room is a folder (`lib/`) or a file (`cli.ts`); a folder's entry file beside it belongs to
+// the folder's room (`config.ts` is the config room's public face over `config/`).
+const path = (rooms) => `^src/(${rooms.map((r) => (r.endsWith('.ts') ? r.replace('.', '\\.') + '$' : `${r}(/|\\.ts$)`)).join('|')})`;
 
 const upward = FLOORS.slice(0, -1).map((rooms, i) => ({
   name: `floor-${i}-${rooms.join('-').replace(/\.ts/g, '')}`,

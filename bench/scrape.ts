@@ -13,6 +13,7 @@ import { Histogram, Registry } from 'prom-client';
 import { SeriesHistogram } from '../src/metrics/histogram.js';
 import { DEFAULT_BUCKETS, type BucketSet } from '../src/lib/metric-def.js';
 import { RequestMetrics } from '../src/metrics/prometheus.js';
+import { judgeBatch } from '../src/metrics/batch.js';
 import { encodeRegistry } from '../src/exporters/prometheus/proto.js';
 import { DEFAULT_NATIVE, NativeSeries } from '../src/metrics/native.js';
 import { UNMEASURED, type RequestRecord } from '../src/record/record.js';
@@ -62,8 +63,10 @@ async function cpuMsPerCall(fn: () => Promise<unknown> | unknown): Promise<numbe
 }
 
 const registry = new Registry();
-const metrics = new RequestMetrics(registry, buckets(), 'vllm', SLOS, (m) => m);
-for (let i = 0; i < REQUESTS_PER_MODEL; i++) for (let m = 0; m < MODELS; m++) metrics.record(record(m));
+const metrics = new RequestMetrics(registry, buckets(), 'vllm', SLOS);
+/** One record as the metrics side hands it over: labelled and judged (judgeBatch), then recorded. */
+const ingest = (r: RequestRecord) => metrics.ingest(judgeBatch([r], 0, SLOS, (m) => m));
+for (let i = 0; i < REQUESTS_PER_MODEL; i++) for (let m = 0; m < MODELS; m++) ingest(record(m));
 
 const text = await registry.metrics();
 const proto = await encodeRegistry(registry);
@@ -82,7 +85,7 @@ const classicUs = (await cpuMsPerCall(() => { for (let i = 0; i < 1000; i++) cla
 const seriesUs = (await cpuMsPerCall(() => { for (let i = 0; i < 1000; i++) series.observe(values[k++ & 4095]!); })) ;
 const nativeUs = (await cpuMsPerCall(() => { for (let i = 0; i < 1000; i++) native.observe(values[k++ & 4095]!); }));
 const records = Array.from({ length: 1024 }, (_, i) => record(i % MODELS));
-const recordUs = (await cpuMsPerCall(() => { for (let i = 0; i < 100; i++) metrics.record(records[k++ & 1023]!); })) * 10;
+const recordUs = (await cpuMsPerCall(() => { for (let i = 0; i < 100; i++) ingest(records[k++ & 1023]!); })) * 10;
 
 const kb = (n: number) => `${(n / 1024).toFixed(0)} KiB`;
 console.log(`bench:scrape — ${histogramSeries} histogram series (${MODELS} models), ${registry.getMetricsAsArray().length} families; CPU medians of ${ROUNDS} rounds\n`);

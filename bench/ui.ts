@@ -1,9 +1,9 @@
 /**
  * bench:proxy's `ui` section: the proxy's added latency with the status page open and
  * refreshing every second, against the same load without it. "Open" means the requests the
- * page makes (app-js.ts): the whole status once, then `?since=` the last point each second,
- * from BENCH_UI_PAGES pages at once (default 1), so the figure does not depend on a browser
- * being installed. Rounds interleave the two paths; percentiles pool every round's streams.
+ * page makes (src/exporters/ui/assets/app.js): the whole status once, then `?since=` the last
+ * point each second, from BENCH_UI_PAGES pages at once (default 1), so the figure does not
+ * depend on a browser being installed. Rounds interleave the two paths; percentiles pool every round's streams.
  */
 import { request } from 'undici';
 import { closedLoop, type StreamSample } from './lib.js';

@@ -87,6 +87,30 @@ export async function rawPost(url: string, body: unknown, headers: Record<string
   return { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) };
 }
 
+/** POSTs `body` and keeps, for each read, the byte count held so far and when (from just before sending). */
+export async function timedPost(url: string, body: unknown): Promise<{ status: number; body: Buffer; secondsWhenHeld(bytes: number): number }> {
+  const t0 = performance.now();
+  const res = await request(url, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  const chunks: Buffer[] = [];
+  const reads: { held: number; at: number }[] = [];
+  let held = 0;
+  for await (const c of res.body) {
+    const at = (performance.now() - t0) / 1000;
+    chunks.push(c as Buffer);
+    held += (c as Buffer).length;
+    reads.push({ held, at });
+  }
+  return {
+    status: res.statusCode,
+    body: Buffer.concat(chunks),
+    secondsWhenHeld: (bytes) => {
+      const r = reads.find((x) => x.held >= bytes);
+      if (!r) throw new Error(`the client never held ${bytes} bytes`);
+      return r.at;
+    },
+  };
+}
+
 /** A fake upstream and an infermeter in front of it, shared by every test of the file. */
 export function proxyOverFakeUpstream(overrides: Record<string, string | boolean> = {}): { upstream: FakeUpstream; proxy: TestProxy } {
   const env = {} as { upstream: FakeUpstream; proxy: TestProxy };

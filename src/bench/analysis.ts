@@ -9,6 +9,7 @@ import { FALLBACK_TARGETS } from '../metrics/bottleneck/rules.js';
 import { emptySignals, ratio, type Signals } from '../metrics/bottleneck/signals.js';
 import type { BenchReport, StepReport } from './report.js';
 import { stepLabel } from './format.js';
+import { isUpstreamFailure } from '../record/record.js';
 
 /** A step whose every SLO attainment is below this broke its SLOs. */
 export const BENCH_OBJECTIVE = 0.99;
@@ -19,7 +20,7 @@ export function stepSignals(st: StepReport, r: BenchReport): Signals {
   const sum = st.summary;
   const res = st.resources;
   const slo = (r.config['slo'] ?? {}) as Partial<Record<'ttft' | 'tpot', number>>;
-  const failed = Object.entries(sum.errors).filter(([o]) => o !== 'client_abort').reduce((a, [, n]) => a + (n ?? 0), 0);
+  const failed = Object.entries(sum.errors).filter(([o]) => isUpstreamFailure(o)).reduce((a, [, n]) => a + (n ?? 0), 0);
   const judged = sum.requests - (sum.errors.client_abort ?? 0);
   v.requests = judged;
   v.requestsPerSecond = sum.requestsPerSecond;

@@ -5,6 +5,7 @@ import { SLO_NAMES, type Thresholds } from '../slo/config.js';
 import { loadConfigFile } from '../config.js';
 import { ENGINES } from '../lib/engines.js';
 import { BENCH_SLOS } from './report.js';
+import { APIS } from '../record/routes.js';
 import type { BenchOptions } from './run.js';
 
 export interface BenchFlags {
@@ -36,8 +37,8 @@ export interface BenchFlags {
 
 export const DEFAULT_QPS = '1,4,8,16,32';
 
-/** --api's names (the route labels' words) → the load generator's routes. */
-const API_ROUTES = { chat: 'chat', completions: 'completion', messages: 'messages', responses: 'responses' } as const;
+/** --route, --api's older name, spells the completions API as bench.json does (report.ts reportRoute). */
+const ROUTE_FLAG = { completion: 'completions', chat: 'chat' } as const;
 
 function flag<T>(name: string, f: () => T): T {
   try {
@@ -101,8 +102,8 @@ export function resolveBenchOptions(f: BenchFlags, command: string[]): BenchOpti
     target,
     model: f.model ?? null,
     route: f.api !== undefined
-      ? flag('--api', () => API_ROUTES[oneOf(['chat', 'completions', 'messages', 'responses'] as const)(f.api!)])
-      : flag('--route', () => oneOf(['completion', 'chat'] as const)(f.route)),
+      ? flag('--api', () => oneOf(APIS)(f.api!))
+      : flag('--route', () => ROUTE_FLAG[oneOf(['completion', 'chat'] as const)(f.route)]),
     inputTokens: flag('--input-tokens', () => count(f.inputTokens, 1)),
     outputTokens: flag('--output-tokens', () => count(f.outputTokens, 1)),
     promptsFile: f.prompts ?? null,

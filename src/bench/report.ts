@@ -4,15 +4,27 @@
  * Pure; the JSON written to --out is this shape (schema: schemas/bench-report.schema.json).
  */
 import type { RequestResult } from '../sim/load.js';
+import type { Outcome as ProxyOutcome } from '../record/record.js';
+import type { ApiName } from '../record/routes.js';
 import type { Thresholds } from '../slo/config.js';
 import { distribution, gaugeSummary, type Distribution, type GaugeSummary } from './stats.js';
 import type { BottleneckVerdict } from '../metrics/bottleneck/judge.js';
 
 export const REPORT_SCHEMA_VERSION = 1;
 
-/** One per request, the proxy's outcome names (DESIGN.md); client_abort = the bench was stopped. */
-export const OUTCOMES = ['ok', 'upstream_error', 'stream_error', 'upstream_timeout', 'upstream_unreachable', 'client_abort'] as const;
-export type Outcome = (typeof OUTCOMES)[number];
+/**
+ * One per request, the proxy's outcome names (record/record.ts); client_abort = the bench was
+ * stopped. `rejected` and `worker_lost` are infermeter's own, which a client of the server never meets.
+ */
+export type Outcome = Exclude<ProxyOutcome, 'rejected' | 'worker_lost'>;
+
+/**
+ * bench.json's `config.route` (schemas/bench-report.schema.json) spells the completions API
+ * `completion`, as --route does: reports stay comparable with those written before.
+ */
+export function reportRoute(api: ApiName): 'completion' | Exclude<ApiName, 'completions'> {
+  return api === 'completions' ? 'completion' : api;
+}
 
 /** The SLOs a client can judge (TTFO needs visible-content timing the client does not keep). */
 export const BENCH_SLOS = ['ttft', 'tpot', 'e2e'] as const;

@@ -8,7 +8,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Agent } from 'undici';
-import { runLoad, type LoadRoute } from '../sim/load.js';
+import { runLoad } from '../sim/load.js';
+import type { ApiName } from '../record/routes.js';
 import { prng } from '../sim/text.js';
 import type { EngineKind } from '../lib/engines.js';
 import type { Thresholds } from '../slo/config.js';
@@ -16,7 +17,7 @@ import { engineEnvironment, gpuEnvironment, hostEnvironment, infermeterVersion }
 import { Monitor } from './monitor.js';
 import { filePrompts, syntheticPrompts, TOKEN_ESTIMATE, type PromptSet } from './prompts.js';
 import { silentProgress, type Progress } from './progress.js';
-import { REPORT_SCHEMA_VERSION, summarizePhase, summarizeResources, toSample, type BenchReport, type RequestSample, type StepReport } from './report.js';
+import { REPORT_SCHEMA_VERSION, reportRoute, summarizePhase, summarizeResources, toSample, type BenchReport, type RequestSample, type StepReport } from './report.js';
 import { PERCENTILE_METHOD } from './stats.js';
 import { errorKinds } from './verdict.js';
 import { analyzeSteps } from './analysis.js';
@@ -24,8 +25,8 @@ import { analyzeSteps } from './analysis.js';
 export interface BenchOptions {
   target: string;
   model: string | null;
-  /** The API benchmarked (--api): completion, chat, messages or responses. */
-  route: LoadRoute;
+  /** The API benchmarked (--api; --route's `completion` is `completions`): chat, completions, messages or responses. */
+  route: ApiName;
   inputTokens: number;
   outputTokens: number;
   promptsFile: string | null;
@@ -99,7 +100,7 @@ export async function runBench(o: BenchOptions, hooks: BenchHooks = {}): Promise
       engine,
     },
     config: {
-      target: o.target, model, route: o.route, inputTokens: o.promptsFile ? null : o.inputTokens, outputTokens: o.outputTokens,
+      target: o.target, model, route: reportRoute(o.route), inputTokens: o.promptsFile ? null : o.inputTokens, outputTokens: o.outputTokens,
       prompts: prompts.source, tokenEstimate: TOKEN_ESTIMATE, ignoreEos, warmup: o.warmup, requests: o.requests,
       qps: o.qps, concurrency: o.concurrency, durationSeconds: o.durationSeconds, arrivals: o.arrivals, seed: o.seed,
       slo: o.slo, engineMetrics: metricsUrl, sampleIntervalSeconds: o.sampleIntervalMs / 1000,

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { EngineKind } from '../lib/engines.js';
 import type { UpstreamTlsFiles } from '../lib/tls.js';
+import type { MachineSnapshot } from './snapshot.js';
 
 /** What the collectors read of the configuration (config.ts's CollectorOptions carries it; docs/architecture.md). */
 import type { UpstreamSpec } from '../lib/upstream-spec.js';
@@ -28,12 +29,17 @@ export interface CollectorContext {
   registry: Registry;
   config: CollectorOptions;
   log: Logger;
+  /**
+   * Where it publishes what it read, beside its gauges (snapshot.ts). The runner always hands
+   * its own; a collector made alone (a test of its gauges) keeps one that nobody reads.
+   */
+  machine?: MachineSnapshot;
 }
 
 /**
  * One source of facts (node_exporter style). `collect()` is called by the runner on the
- * collector's interval; it updates its own metrics and throws a CollectorError when the
- * source failed. The runner, not the collector, reports health.
+ * collector's interval; it updates its own metrics and its part of the machine snapshot, and
+ * throws a CollectorError when the source failed. The runner, not the collector, reports health.
  */
 export interface Collector {
   readonly name: string;

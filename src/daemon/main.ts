@@ -25,6 +25,8 @@ export async function startInfermeter(config: Config, log: Logger): Promise<Runn
   };
   const sink = metrics.sink();
   const app = buildApp(config, sink, log);
+  // Several upstreams: the proxy routes by the model lists the metrics side reads (metrics/models.ts).
+  metrics.onModelLists((lists) => app.upstreams.update(lists));
   installBlockSwitch();
   let proxyPort: number;
   try {

@@ -4,10 +4,10 @@ import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../config.js';
 import { createLogger } from '../lib/log.js';
-import { MetricsSide, type ReloadResult } from '../side/side.js';
-import { reresolve } from './reload.js';
+import { MetricsSide, type ReloadPlan, type ReloadResult } from '../side/side.js';
 import type { ProxyState } from '../side/health.js';
 import type { WireBatch } from '../record/record.js';
+import type { ModelLists } from '../record/model-lists.js';
 import type { ProxyLoopSample } from '../record/loop.js';
 
 export type ToWorker =
@@ -17,30 +17,36 @@ export type ToWorker =
   | { type: 'source-exit'; source: number }
   /** A proxy loop's listener: listening (it accepts connections), draining (the instance is shutting down). */
   | { type: 'proxy-state'; source: number; state: ProxyState }
-  /** SIGHUP reached the process: re-read the config file. */
-  | { type: 'reload'; trigger: string }
+  /** A reload resolved by the parent (daemon/reload.ts): apply it; `ask` answers a reload-request. */
+  | { type: 'reload'; id: number; trigger: string; plan: ReloadPlan; ask?: number }
   | { type: 'close' };
 export type FromWorker =
   | { type: 'ready'; port: number }
   | { type: 'closed' }
   | { type: 'fatal'; message: string }
+  /** POST /-/reload reached the listener: the parent resolves it and sends a reload with this `ask`. */
+  | { type: 'reload-request'; ask: number; trigger: string }
   /** A reload's result (whatever asked for it): the parent applies the log level and tells its workers. */
-  | { type: 'reloaded'; result: ReloadResult };
+  | { type: 'reloaded'; id: number; result: ReloadResult }
+  /** Several upstreams: each one's model list changed (or was read for the first time); the proxy loops route by it. */
+  | { type: 'models'; lists: ModelLists };
 
 const config = workerData as Config;
 /** Nice value of the metrics thread: below every normal process, far from the lowest (19). */
 const METRICS_THREAD_NICE = 10;
 const log = createLogger(config.logLevel).child({ thread: 'metrics' });
 yieldToProxy();
-/** The config as the side last applied it: a reload re-resolves from it and compares with it. */
-let current = config;
-const side = new MetricsSide(config, log, () => {
-  const r = reresolve(current);
-  if (r.ok) current = { ...current, ...r.live };
-  return r;
-});
+const side = new MetricsSide(config, log);
 const port = parentPort!;
-side.onReload = (result) => port.postMessage({ type: 'reloaded', result } satisfies FromWorker);
+side.onModelLists = (lists) => port.postMessage({ type: 'models', lists } satisfies FromWorker);
+/** POST /-/reload requests waiting for the parent's plan, by their `ask` id. */
+const asked = new Map<number, (r: ReloadResult) => void>();
+let askSeq = 0;
+side.askReload = (trigger) => new Promise((resolve) => {
+  const ask = ++askSeq;
+  asked.set(ask, resolve);
+  port.postMessage({ type: 'reload-request', ask, trigger } satisfies FromWorker);
+});
 
 port.on('message', (msg: ToWorker) => {
   if (msg.type === 'batch') side.ingestWire(msg.batch);
@@ -48,8 +54,14 @@ port.on('message', (msg: ToWorker) => {
     side.proxyLoop.update(msg.source, msg.sample);
     side.health.beat(msg.source);
   } else if (msg.type === 'proxy-state') side.proxyState(msg.source, msg.state);
-  else if (msg.type === 'reload') side.onReload?.(side.reload(msg.trigger));
-  else if (msg.type === 'source-exit') side.sourceExited(msg.source);
+  else if (msg.type === 'reload') {
+    const result = side.applyReload(msg.plan, msg.trigger);
+    port.postMessage({ type: 'reloaded', id: msg.id, result } satisfies FromWorker);
+    if (msg.ask !== undefined) {
+      asked.get(msg.ask)?.(result);
+      asked.delete(msg.ask);
+    }
+  } else if (msg.type === 'source-exit') side.sourceExited(msg.source);
   else if (msg.type === 'close') {
     void side.close().then(() => {
       port.postMessage({ type: 'closed' } satisfies FromWorker);

@@ -1,15 +1,20 @@
 /**
- * A reload (SIGHUP, POST /-/reload): the config is resolved again from the same flags and
- * environment and the re-read file, with the same schema as at startup. What can change
- * live is applied by the metrics side (side.ts); the rest is named, and keeps its value
- * until a restart.
+ * A reload (SIGHUP, POST /-/reload) is resolved here, once, whoever asked for it: the config is
+ * resolved again from the same flags and environment and the re-read file, with the same schema
+ * as at startup, and the web config file is read again. Only the plan travels to the metrics
+ * side (side/reload.ts): the live settings (metrics/live.ts), the restart-only flags that
+ * changed, the histogram buckets kept. The running config is held by the process that owns
+ * the flag table (daemon/metrics-thread.ts), so a second reload compares against the first.
  */
 import { OPTIONS, flagName, resolveConfig, type Config } from '../config.js';
 import type { BucketSet } from '../lib/metric-def.js';
-import type { LiveSettings } from '../side/side.js';
+import { loadWebConfig } from '../lib/web-config.js';
+import { LIVE_KEYS, liveOf, type LiveSettings } from '../metrics/live.js';
+import type { ReloadPlan } from '../side/side.js';
 
-
-export const LIVE_KEYS = ['slos', 'models', 'modelsRefresh', 'logLevel', 'tenantLimit'] as const satisfies readonly (keyof Config)[];
+/** Every live key is a key of Config, of the same type (the compiler checks it here). */
+const liveKeysAreConfigKeys: readonly (keyof Config)[] = LIVE_KEYS;
+void liveKeysAreConfigKeys;
 
 export type ReloadOutcome =
   | { ok: true; next: Config; live: LiveSettings; restartNeeded: string[]; bucketsKept: string[] }
@@ -23,15 +28,36 @@ export function reresolve(current: Config): ReloadOutcome {
   } catch (err) {
     return { ok: false, error: (err as Error).message };
   }
-  const live: LiveSettings = { slos: next.slos, models: next.models, modelsRefresh: next.modelsRefresh, logLevel: next.logLevel, tenantLimit: next.tenantLimit };
-  return { ok: true, next, live, restartNeeded: restartNeeded(current, next), bucketsKept: bucketsKept(current, next) };
+  return { ok: true, next, live: liveOf(next), restartNeeded: restartNeeded(current, next), bucketsKept: bucketsKept(current, next) };
+}
+
+/**
+ * The running config and how to reload it. A reload that succeeds moves the live settings of
+ * the running config; the rest keeps its startup value (named as restart-only each time).
+ */
+export class Reloader {
+  constructor(private current: Config) {}
+
+  /** The plan for the metrics side: the config resolved again, and the web config file read again. */
+  plan(): ReloadPlan {
+    const r = reresolve(this.current);
+    if (!r.ok) return r;
+    let web;
+    try {
+      if (this.current.webConfigFile) web = loadWebConfig(this.current.webConfigFile);
+    } catch (err) {
+      return { ok: false, error: (err as Error).message };
+    }
+    this.current = { ...this.current, ...r.live };
+    return { ok: true, live: r.live, restartNeeded: r.restartNeeded, bucketsKept: r.bucketsKept, ...(web ? { web } : {}) };
+  }
 }
 
 /** Flags whose new value differs but takes a restart (listeners, upstream, workers, TLS, timeouts, ...). */
 export function restartNeeded(a: Config, b: Config): string[] {
   const live = new Set<string>(LIVE_KEYS);
   const flags = OPTIONS.filter((o) => !live.has(o.key) && JSON.stringify(a[o.key]) !== JSON.stringify(b[o.key])).map(flagName);
-  // The upstream list (issue 26) is restart-only too: pools, collectors and labels are built from it once.
+  // The upstream list is restart-only too: pools, collectors and labels are built from it once.
   if (JSON.stringify(a.upstreams) !== JSON.stringify(b.upstreams) && !flags.includes('--upstream')) flags.push('upstreams');
   return flags;
 }

@@ -9,7 +9,7 @@ import type { App } from '../proxy/app.js';
 import type { Config } from '../config.js';
 import { MetricsWorker } from './metrics-thread.js';
 import type { ReloadResult } from '../side/side.js';
-import { listenDelayMs } from '../lib/test-hooks.js';
+import { listenGate } from '../lib/test-hooks.js';
 import { checkUpstreamAtStart } from './upstream-check.js';
 
 export interface Running {
@@ -42,8 +42,7 @@ export async function startMetrics(config: Config): Promise<{ metrics: MetricsWo
 
 /** Listens on the proxy address; resolves to the bound port. */
 export async function listenProxy(app: App, config: Config, port: number): Promise<number> {
-  const delay = listenDelayMs();
-  if (delay > 0) await new Promise((r) => setTimeout(r, delay)); // test hook (lib/test-hooks.ts)
+  await listenGate(); // test hook (lib/test-hooks.ts)
   try {
     await new Promise<void>((resolve, reject) => {
       app.server.once('error', reject);

@@ -10,10 +10,11 @@ import { pino } from 'pino';
 import { loadConfigFile, resolveConfig } from '../config.js';
 import { startInfermeter } from '../daemon/main.js';
 import { startSimulator } from '../sim/index.js';
-import { runLoad, type LoadRoute } from '../sim/load.js';
+import { runLoad } from '../sim/load.js';
+import type { ApiName } from '../record/routes.js';
 
 /** The demo's traffic: every generation API, chat the most (shares of the offered rate). */
-const DEMO_MIX: readonly (readonly [LoadRoute, number])[] = [['chat', 0.4], ['messages', 0.3], ['responses', 0.2], ['completion', 0.1]];
+const DEMO_MIX: readonly (readonly [ApiName, number])[] = [['chat', 0.4], ['messages', 0.3], ['responses', 0.2], ['completions', 0.1]];
 import { sumSamples, type Sample } from '../lib/prom-text.js';
 import { parseDuration, parseList } from '../lib/parse.js';
 import { decodeMetricFamilies, PROTOBUF_CONTENT_TYPE, type DecodedFamily } from '../exporters/prometheus/proto.js';

@@ -15,7 +15,7 @@ import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import { createSecureContext, type SecureVersion } from 'node:tls';
 import type { ServerOptions as HttpsOptions } from 'node:https';
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
 import { ConfigError } from './errors.js';
 
 export const WEB_CONFIG_FLAG = '--web.config.file';
@@ -64,7 +64,8 @@ export function loadWebConfig(file: string): WebConfig {
   }
   let doc: unknown;
   try {
-    doc = parseYaml(text);
+    // Required here, not at the top: the metrics thread loads this file whether or not a web config is given.
+    doc = (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
   } catch (err) {
     throw new ConfigError(WEB_CONFIG_FLAG, `${file} is not valid YAML: ${(err as Error).message}`, { cause: err });
   }

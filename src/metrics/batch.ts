@@ -1,19 +1,37 @@
 /**
- * What the metrics side hands every exporter once per batch: the decoded records, judged once
- * (docs/architecture.md: the record is the proxy's; the verdicts are the metrics side's).
+ * What the metrics side hands every consumer once per batch: the decoded records, each one's
+ * model label looked up once and its SLO verdicts judged once (docs/architecture.md: the record
+ * is the proxy's; the labels and the verdicts are the metrics side's). No consumer labels or
+ * judges a record again, so every view agrees on both.
  */
 import type { RequestRecord } from '../record/record.js';
-import type { Verdict } from '../slo/judge.js';
+import { judge, type Verdict } from '../slo/judge.js';
+import type { SloConfig } from '../slo/config.js';
 
-/** What the exporters ingest: decoded records, and the machine's requests in flight. */
-export interface RecordBatch {
-  records: RequestRecord[];
-  inFlight: number;
-  /** Generation requests in flight per model label, machine-wide (absent where no one counts them). */
-  inFlightByModel?: ReadonlyMap<string, number>;
+export interface JudgedBatch {
+  readonly records: readonly RequestRecord[];
+  /** Each record's model label (models.ts: the upstream's list or the allowlist, else `other`), by index. */
+  readonly labels: readonly string[];
+  /** Each record's SLO verdicts (slo/judge.ts), by index; null where nothing judges it. */
+  readonly verdicts: readonly (Verdict[] | null)[];
+  /** The machine's requests in flight, every proxy loop together. */
+  readonly inFlight: number;
   /**
-   * Each record's SLO verdicts (slo/judge.ts), by index: judged once by the metrics side for
-   * every exporter. Absent: each consumer judges for itself.
+   * Generation requests in flight per model label, machine-wide. Absent while records wait for
+   * the first model list (side/startup-buffer.ts): the labels would all read `other` then.
    */
-  verdicts?: (Verdict[] | null)[];
+  readonly inFlightByModel?: ReadonlyMap<string, number>;
+}
+
+/** The one place records are labelled and judged: the metrics side calls it once per batch. */
+export function judgeBatch(
+  records: readonly RequestRecord[],
+  inFlight: number,
+  slos: SloConfig,
+  labelOf: (model: string) => string,
+  inFlightByModel?: ReadonlyMap<string, number>,
+): JudgedBatch {
+  const labels = records.map((r) => labelOf(r.model));
+  const verdicts = records.map((r, i) => judge(slos, labels[i]!, r));
+  return inFlightByModel ? { records, labels, verdicts, inFlight, inFlightByModel } : { records, labels, verdicts, inFlight };
 }

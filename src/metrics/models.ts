@@ -2,9 +2,17 @@
  * Bounds the model label: only models the upstream serves (its /v1/models, refreshed) or a
  * configured allowlist; anything else becomes `other`. A miss triggers a rate-limited
  * refresh so a model loaded after startup gets its own label.
+ *
+ * This is the daemon's one reader of the upstreams' model lists. With several upstreams the
+ * proxy loops route by the same lists: they read none themselves, they are handed each one's
+ * entries (`onLists`) whenever they change. One poller, here, because the metrics side is the
+ * one place of the machine: with `--workers N` there are N proxy loops and one metrics side,
+ * and the metrics side needs the lists anyway (labels, which upstream serves which model for
+ * GPU and engine attribution, --ready-requires-upstream). docs/architecture.md, "Model lists".
  */
 import { request, type Dispatcher } from 'undici';
 import type { Logger } from 'pino';
+import { MAX_LISTED, type ModelEntry, type ModelLists } from '../record/model-lists.js';
 
 export const OTHER_MODEL = 'other';
 /** Even an upstream listing hundreds of models cannot blow up the label set. */
@@ -34,6 +42,10 @@ export class ModelLabels {
   private lists: string[][] = [];
   /** Model → the names of the upstreams that list it, from `lists`. */
   private served = new Map<string, string[]>();
+  /** Each upstream's last `data` entries that answered (the proxy loops route by them); null: none yet. */
+  private entries: (ModelEntry[] | null)[] = [];
+  /** What was last handed to onLists (JSON), to hand on only a change. */
+  private published: string | null = null;
 
   constructor(
     private readonly opts: {
@@ -46,8 +58,14 @@ export class ModelLabels {
       engine?: string;
       /** The first upstream's name (its `upstream` label), for upstreamsOf. */
       name?: string;
-      /** The other upstreams (issue 26): the label set is the union of every upstream's list. */
+      /** The other upstreams: the label set is the union of every upstream's list. */
       others?: { url: string; name?: string; dispatcher?: Dispatcher }[];
+      /**
+       * Several upstreams: each one's `data` entries, for the proxy loops' routing, after the
+       * first read and whenever one changes. With several upstreams the lists are read even
+       * under an allowlist (which then only decides the labels).
+       */
+      onLists?: (lists: ModelLists) => void;
     },
   ) {
     if (opts.allowlist.length > 0) this.known = new Set(opts.allowlist.slice(0, MAX_MODELS));
@@ -64,16 +82,18 @@ export class ModelLabels {
     this.timer = null;
     this.opts.allowlist = allowlist;
     this.opts.refreshSeconds = refreshSeconds;
-    if (allowlist.length > 0) {
-      this.known = new Set(allowlist.slice(0, MAX_MODELS));
-    } else {
-      // The old set labels records until the upstream's list replaces it.
-      void this.start();
-    }
+    if (allowlist.length > 0) this.known = new Set(allowlist.slice(0, MAX_MODELS));
+    // Without an allowlist the old set labels records until the upstream's list replaces it.
+    void this.start();
   }
 
   get fixed(): boolean {
     return this.opts.allowlist.length > 0;
+  }
+
+  /** Several upstreams: the proxy loops route by the lists. */
+  private get routed(): boolean {
+    return (this.opts.others?.length ?? 0) > 0;
   }
 
   /**
@@ -81,10 +101,12 @@ export class ModelLabels {
    * way), or after `firstWithinMs`: records labelled before then would all read `other`.
    */
   start(firstWithinMs = FIRST_LIST_WAIT_MS): Promise<void> {
-    if (this.fixed) return Promise.resolve();
+    if (this.fixed && !this.routed) return Promise.resolve();
     const first = this.refresh();
     this.timer = setInterval(() => void this.refresh(), this.opts.refreshSeconds * 1000);
     this.timer.unref();
+    // An allowlist labels at once; the lists are read for routing only.
+    if (this.fixed) return Promise.resolve();
     return new Promise((resolve) => {
       const t = setTimeout(resolve, firstWithinMs);
       t.unref();
@@ -109,9 +131,11 @@ export class ModelLabels {
 
   /**
    * The upstreams whose /v1/models lists this model label, by name (the bottleneck verdict reads
-   * their engine series and GPUs). Empty: no list names it (an allowlist label, `other`, unread).
+   * their engine series and GPUs). Empty: no list names it (`other`, unread), or an allowlist labels.
    */
   upstreamsOf(label: string): readonly string[] {
+    // Under --models the labels come from no list (docs/bottleneck.md): the lists read for routing do not tie them to upstreams.
+    if (this.fixed) return [];
     return this.served.get(label) ?? [];
   }
 
@@ -143,7 +167,7 @@ export class ModelLabels {
   private noteState(next: ListState, ids: string[], err?: string): void {
     const before = this.state;
     this.state = next;
-    if (this.fixed) return; // the allowlist labels; the list is read only as a readiness probe
+    if (this.fixed) return; // the allowlist labels; the lists are read only for routing or as a readiness probe
     const fix = 'requests are labelled model="other" until it does (or set --models)';
     if (next === 'failed' && before !== 'failed') {
       this.opts.log.warn({ upstream: this.opts.upstream, err }, `cannot read the upstream's /v1/models; ${fix}`);
@@ -173,6 +197,16 @@ export class ModelLabels {
       `the upstream's /v1/models says it is ${seen} (owned_by), but --engine is ${this.opts.engine}: engine metric names, usage injection and labels follow --engine; start with --engine ${seen}`);
   }
 
+  /** Hands the proxy loops each upstream's entries: after the first read, then on a change. */
+  private publish(upstreams: number): void {
+    if (!this.routed || !this.opts.onLists) return;
+    const lists = Array.from({ length: upstreams }, (_, i) => this.entries[i] ?? null);
+    const json = JSON.stringify(lists);
+    if (json === this.published) return;
+    this.published = json;
+    this.opts.onLists(lists);
+  }
+
   private async fetchModels(): Promise<string[]> {
     const others = this.opts.others ?? [];
     const lists = await Promise.allSettled([
@@ -180,16 +214,19 @@ export class ModelLabels {
       ...others.map((o) => this.fetchFrom(o.url, o.dispatcher)),
     ]);
     this.noteServed(lists);
-    const ok = lists.filter((l): l is PromiseFulfilledResult<string[]> => l.status === 'fulfilled');
+    const ok = lists.filter((l): l is PromiseFulfilledResult<Listed> => l.status === 'fulfilled');
     if (ok.length === 0) throw (lists[0] as PromiseRejectedResult).reason;
-    return [...new Set(ok.flatMap((l) => l.value))];
+    return [...new Set(ok.flatMap((l) => l.value.ids))];
   }
 
-  private noteServed(lists: PromiseSettledResult<string[]>[]): void {
+  private noteServed(lists: PromiseSettledResult<Listed>[]): void {
     const names = [this.opts.name ?? this.opts.upstream, ...(this.opts.others ?? []).map((o) => o.name ?? o.url)];
     lists.forEach((l, i) => {
-      if (l.status === 'fulfilled') this.lists[i] = l.value;
+      if (l.status !== 'fulfilled') return;
+      this.lists[i] = l.value.ids;
+      if (l.value.entries) this.entries[i] = l.value.entries;
     });
+    this.publish(names.length);
     const served = new Map<string, string[]>();
     this.lists.forEach((ids, i) => {
       for (const id of ids) served.set(id, [...(served.get(id) ?? []), names[i]!]);
@@ -197,7 +234,7 @@ export class ModelLabels {
     this.served = served;
   }
 
-  private async fetchFrom(upstream: string, dispatcher: Dispatcher | undefined, answered?: () => void): Promise<string[]> {
+  private async fetchFrom(upstream: string, dispatcher: Dispatcher | undefined, answered?: () => void): Promise<Listed> {
     const res = await request(`${upstream}/v1/models`, { headersTimeout: 5000, bodyTimeout: 5000, dispatcher });
     answered?.();
     if (res.statusCode !== 200) {
@@ -208,11 +245,18 @@ export class ModelLabels {
     const ids: string[] = [];
     for (const m of doc.data ?? []) if (typeof m.id === 'string') ids.push(m.id);
     this.noteEngine((doc.data ?? []).map((m) => m.owned_by));
-    // Ollama's native /api/tags shape, and llama-server's extra "models" list.
+    // Ollama's native /api/tags shape, and llama-server's extra "models" list (labels only: routing goes by `data`).
     for (const m of doc.models ?? []) {
       const id = typeof m.model === 'string' ? m.model : m.name;
       if (typeof id === 'string') ids.push(id);
     }
-    return [...new Set(ids)];
+    const entries = Array.isArray(doc.data) ? (doc.data.filter((m) => typeof m?.id === 'string') as ModelEntry[]).slice(0, MAX_LISTED) : null;
+    return { ids: [...new Set(ids)], entries };
   }
+}
+
+/** One upstream's answer: every model id it names (labels), and its `data` entries (routing; null: no `data` list). */
+interface Listed {
+  ids: string[];
+  entries: ModelEntry[] | null;
 }

@@ -8,8 +8,10 @@ import { gauge, type BucketSet, type MetricDef } from '../lib/metric-def.js';
 import { SeriesHistogram, type HistogramSeries } from './histogram.js';
 import { SeriesCounter } from './counter.js';
 import { tpotSeconds, type RequestRecord } from '../record/record.js';
-import { type RecordBatch } from './batch.js';
-import { judge, type Verdict } from '../slo/judge.js';
+import type { JudgedBatch } from './batch.js';
+import type { Verdict } from '../slo/judge.js';
+import type { BatchConsumer } from './consumer.js';
+import type { LiveSettings } from './live.js';
 import { SLO_NAMES, sloSeries, thresholdsFor, type SloConfig } from '../slo/config.js';
 import { BreakdownHistograms, exportedLabels, type BreakdownSettings } from './breakdown-metrics.js';
 import { DEFAULT_IN_FLIGHT_BANDS, DEFAULT_PROMPT_CLASSES, TenantLabels, type TenantSettings } from './breakdown.js';
@@ -113,7 +115,8 @@ interface Bound {
   native: Record<NativeKey, NativeSeries>;
 }
 
-export class RequestMetrics {
+export class RequestMetrics implements BatchConsumer {
+  readonly name = 'requests';
   private readonly ttft: SeriesHistogram;
   private readonly ttfo: SeriesHistogram;
   private readonly tpot: SeriesHistogram;
@@ -144,7 +147,6 @@ export class RequestMetrics {
     buckets: Record<BucketSet, number[]>,
     private readonly provider: string,
     private slos: SloConfig,
-    private readonly modelLabel: (model: string) => string,
     native: NativeOptions = nativeOptions(),
     /** null: no exemplars (tracing off: there would be no trace to link to). */
     private readonly exemplars: ExemplarPolicy | null = null,
@@ -241,9 +243,15 @@ export class RequestMetrics {
     return ex.keepBreaches && verdicts?.some((v) => !v.good) ? r.traceId : null;
   }
 
-  ingest(batch: RecordBatch): void {
+  ingest(batch: JudgedBatch): void {
     this.inFlight.set(batch.inFlight);
-    batch.records.forEach((r, i) => this.record(r, batch.verdicts?.[i]));
+    batch.records.forEach((r, i) => this.record(r, batch.labels[i]!, batch.verdicts[i]!));
+  }
+
+  /** A reload: new SLO thresholds and tenant limit (the rest of the live settings are not this consumer's). */
+  applyLive(live: LiveSettings): void {
+    this.setSlos(live.slos);
+    this.tenants.setLimit(live.tenantLimit);
   }
 
   private bind(operation: string, model: string, tenant: string, upstream: number): Bound {
@@ -285,10 +293,8 @@ export class RequestMetrics {
     b.native[key].observe(value, exemplar, at);
   }
 
-  /** One finished request (its inFlightAtFirstToken machine-wide: MetricsSide.ingestWire). */
-  /** `judged`: the record's verdicts if the caller has them (RecordBatch.verdicts). */
-  record(r: RequestRecord, judged?: Verdict[] | null): void {
-    const model = this.modelLabel(r.model);
+  /** One finished request (its inFlightAtFirstToken machine-wide: side/sources.ts), its model label and verdicts (batch.ts). */
+  private record(r: RequestRecord, model: string, verdicts: readonly Verdict[] | null): void {
     const tenant = this.tenantCounters ? this.tenants.label(r.tenant) : '';
     const bound = this.bind(r.operation, model, tenant, r.upstream);
     const labels = bound.counterLabels;
@@ -311,7 +317,6 @@ export class RequestMetrics {
     if (r.reasoningTokens > 0) this.tokens.inc({ ...labels, gen_ai_token_type: 'reasoning' }, r.reasoningTokens);
     if (r.outcome !== 'rejected' && r.outcome !== 'worker_lost') this.tokenSource.inc({ source: r.tokenSource });
 
-    const verdicts = judged !== undefined ? judged : judge(this.slos, model, r);
     const timed = r.outcome === 'ok' && !r.meteringFailure;
     this.breakdown.record(r, bound.labels, r.inFlightAtFirstToken, timed);
     if (timed) {

@@ -9,6 +9,7 @@
 import { Registry } from 'prom-client';
 import { DEFAULT_BUCKETS, type BucketSet } from '../lib/metric-def.js';
 import { RequestMetrics, nativeOptions, type RequestMetricsSettings } from './prometheus.js';
+import { judgeBatch } from './batch.js';
 import { DEFAULT_IN_FLIGHT_BANDS, DEFAULT_PROMPT_CLASSES } from './breakdown.js';
 import { METERING_FAILURES, OUTCOMES, TOKEN_SOURCES, UNMEASURED, type RequestRecord } from '../record/record.js';
 import { ROUTE_LABELS, routeByLabel } from '../record/routes.js';
@@ -43,7 +44,9 @@ export async function renderScenario(s: SeriesScenario): Promise<string> {
     classicHistograms: s.classicHistograms ?? true,
   };
   const served = new Set(Array.from({ length: s.models }, (_, i) => `model-${i}`));
-  const metrics = new RequestMetrics(registry, buckets(s.slos), 'vllm', s.slos, (m) => (served.has(m) ? m : OTHER_MODEL), nativeOptions(), null, settings);
+  const metrics = new RequestMetrics(registry, buckets(s.slos), 'vllm', s.slos, nativeOptions(), null, settings);
+  const labelOf = (m: string) => (served.has(m) ? m : OTHER_MODEL);
+  const record = (r: RequestRecord) => metrics.ingest(judgeBatch([r], 0, s.slos, labelOf));
   const models = [...served, 'unlisted-model'];
   const tenants = s.tenants > 0 ? Array.from({ length: s.tenants }, (_, i) => `tenant-${i}`) : [null];
   const promptSizes = [...DEFAULT_PROMPT_CLASSES, 1e6, -1];
@@ -55,15 +58,15 @@ export async function renderScenario(s: SeriesScenario): Promise<string> {
         for (const outcome of OUTCOMES) {
           const base = { ...UNMEASURED, route, operation: info.operation, model, outcome, status: 200, streamed: true, errorType: null, startedAt: 0, tenant };
           const n = outcome === 'ok' ? Math.max(promptSizes.length, bands.length) : 1;
-          for (let i = 0; i < n; i++) metrics.record(measured(base, promptSizes[i % promptSizes.length]!, bands[i % bands.length]!));
+          for (let i = 0; i < n; i++) record(measured(base, promptSizes[i % promptSizes.length]!, bands[i % bands.length]!));
         }
       }
     }
   }
   // The unlabelled-by-model families: every token source and metering failure.
   const plain = { ...UNMEASURED, route: 'chat_completions', operation: 'chat', model: models[0]!, outcome: 'ok' as const, status: 200, streamed: true, errorType: null, startedAt: 0, tenant: tenants[0]! };
-  for (const tokenSource of TOKEN_SOURCES) metrics.record({ ...plain, tokenSource });
-  for (const meteringFailure of METERING_FAILURES) metrics.record({ ...plain, meteringFailure });
+  for (const tokenSource of TOKEN_SOURCES) record({ ...plain, tokenSource });
+  for (const meteringFailure of METERING_FAILURES) record({ ...plain, meteringFailure });
   return registry.metrics();
 }
 

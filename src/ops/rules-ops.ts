@@ -8,7 +8,8 @@
  * was scraped within the last day and has vanished since; a target that service discovery
  * never found is a deployment mistake no rule can tell from "not deployed here".
  */
-import { GPU_COLLECTOR, M, UPSTREAM_FAILURE_OUTCOMES } from '../slo/names.js';
+import { GPU_COLLECTOR, M } from '../slo/names.js';
+import { UPSTREAM_FAILURES } from '../record/record.js';
 import { promString } from './rules-slo.js';
 import type { Rule, RulesOptions } from './rules-types.js';
 import type { WindowScale } from '../slo/windows.js';
@@ -25,7 +26,7 @@ export const OPS_LIMITS = {
 export function opsAlerts(opts: RulesOptions, scale: WindowScale): Rule[] {
   const w5 = scale('5m');
   const w10 = scale('10m');
-  const failed = `${M.requests}{outcome=~"${UPSTREAM_FAILURE_OUTCOMES.join('|')}"}`;
+  const failed = `${M.requests}{outcome=~"${UPSTREAM_FAILURES.join('|')}"}`;
   const up = `up{job=${promString(opts.job)}}`;
   return [
     {
@@ -37,8 +38,8 @@ export function opsAlerts(opts: RulesOptions, scale: WindowScale): Rule[] {
       annotations: {
         summary: '{{ $labels.instance }}: {{ $value | humanizePercentage }} of requests fail at the inference server',
         description:
-          `More than ${OPS_LIMITS.upstreamErrorRatio * 100}% of requests through {{ $labels.instance }} ended in upstream_error, stream_error, ` +
-          `upstream_timeout or upstream_unreachable over ${w5}. Check the inference server's logs and health; ` +
+          `More than ${OPS_LIMITS.upstreamErrorRatio * 100}% of requests through {{ $labels.instance }} ended in ${UPSTREAM_FAILURES.slice(0, -1).join(', ')} ` +
+          `or ${UPSTREAM_FAILURES.at(-1)} over ${w5}. Check the inference server's logs and health; ` +
           `infermeter_requests_total by outcome shows which failure dominates.`,
       },
     },

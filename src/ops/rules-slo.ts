@@ -8,7 +8,8 @@
  * requests but no bad ones the ratio is 0, not missing (dashboards show a flat line).
  */
 import { SLO_NAMES, errorBudget, sloSeries, type SloConfig, type SloName, type SloSeries } from '../slo/config.js';
-import { M, SLO_HISTOGRAM, UPSTREAM_FAILURE_OUTCOMES } from '../slo/names.js';
+import { M, SLO_HISTOGRAM } from '../slo/names.js';
+import { UPSTREAM_FAILURES } from '../record/record.js';
 import { latencyQuantile } from '../slo/quantile.js';
 import type { Rule } from './rules-types.js';
 import { STANDARD_WINDOWS, type WindowScale } from '../slo/windows.js';
@@ -124,7 +125,7 @@ export function p99Alerts(slos: SloConfig, scale: WindowScale): Rule[] {
   const rules: Rule[] = [];
   const w = scale(QUANTILE_WINDOW);
   const by = 'sum by (gen_ai_request_model)';
-  const failedSel = `gen_ai_operation_name=~"chat|text_completion", outcome=~"${UPSTREAM_FAILURE_OUTCOMES.join('|')}"`;
+  const failedSel = `gen_ai_operation_name=~"chat|text_completion", outcome=~"${UPSTREAM_FAILURES.join('|')}"`;
   for (const series of sloSeries(slos)) {
     if (series.promptTokensLe !== null) {
       rules.push(classP99Alert(series, scale));

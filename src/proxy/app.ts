@@ -28,7 +28,7 @@ const ALLOW = [...METHODS].join(', ');
 export interface App {
   server: Server;
   upstreams: UpstreamSet;
-  /** Resolves once every upstream's model list was read once (at once with one upstream: nothing to route). */
+  /** Resolves once the upstreams' model lists were handed over once (at once with one upstream: nothing to route). */
   ready: Promise<void>;
   /** Stops taking requests (new ones on open connections get 503) and resolves once every in-flight exchange has ended. */
   close(): Promise<void>;
@@ -36,10 +36,8 @@ export interface App {
 
 /** What the proxy reads of the configuration (config.ts's Config carries it; docs/architecture.md). */
 export interface ProxyOptions extends UpstreamTlsFiles, TenantOptions {
-  /** Every upstream (issue 26); the list of one for a single --upstream. */
+  /** Every upstream; the list of one for a single --upstream (their model lists come from the metrics side: upstreams.ts). */
   upstreams: UpstreamSpec[];
-  /** Seconds between reads of each upstream's /v1/models (routing; only with several). */
-  modelsRefresh: number;
   upstreamConnections: number;
   /** Seconds, as every timeout in the config. */
   connectTimeout: number;
@@ -56,7 +54,6 @@ export function buildApp(config: ProxyOptions, sink: RecordSink, log: Logger): A
   const upstreams = new UpstreamSet({
     specs: config.upstreams,
     connect: (spec) => upstreamConnectOptions({ ...spec, upstream: spec.url }),
-    refreshSeconds: config.modelsRefresh,
     log,
   });
   const ready = upstreams.start();

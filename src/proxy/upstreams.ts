@@ -1,24 +1,28 @@
 /**
- * The upstream set and the router (issue 26): which inference server a request goes to.
+ * The upstream set and the router: which inference server a request goes to.
  *
  * - A generation request goes to an upstream whose /v1/models lists its model; among
  *   several (replicas), to the one with the fewest requests in flight from this loop
- *   (ties rotate). An upstream whose connection was refused is skipped until its model list
- *   answers again, as long as another replica is up.
+ *   (ties rotate). An upstream whose connection was refused is skipped until it answers
+ *   again, as long as another replica is up.
  * - A model nobody lists, and every other path, goes to the first upstream (a path that
  *   names a model, `/v1/models/<id>`, goes by that model).
- * - With one upstream there is nothing to choose: `pick` returns it without reading anything,
- *   and nothing is polled (behaviour, bytes and requests are exactly those of one `--upstream`).
+ * - With one upstream there is nothing to choose: `pick` returns it without reading anything
+ *   (behaviour, bytes and requests are exactly those of one `--upstream`).
+ *
+ * The lists are not read here: the metrics side's one poller (metrics/models.ts) reads them
+ * and each proxy loop is handed them (`update`). What a loop does ask on its own is whether an
+ * upstream that refused *its* connection answers again: once a second, only while one is down.
  */
 import { Pool, request, type Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import type { ConnectionOptions } from 'node:tls';
 import type { UpstreamSpec } from '../lib/upstream-spec.js';
+import { MAX_LISTED, type ModelLists } from '../record/model-lists.js';
 
-/** How often a refused upstream's model list is asked again (it comes back as soon as it answers). */
+/** How often an upstream that refused a connection is asked whether it answers again. */
 const DOWN_PROBE_MS = 1_000;
-const LIST_TIMEOUT_MS = 5_000;
-const MAX_LISTED = 100;
+const PROBE_TIMEOUT_MS = 5_000;
 
 export class Upstream {
   readonly pool: Pool;
@@ -29,8 +33,8 @@ export class Upstream {
   /** Models from its /v1/models (the last list that answered). */
   models = new Set<string>();
   /** The raw `data` entries of its last list, for the merged /v1/models. */
-  listed: unknown[] = [];
-  /** Its connection was refused and no model list has answered since. */
+  listed: readonly unknown[] = [];
+  /** Its connection was refused and it has not answered since. */
   down = false;
 
   constructor(
@@ -59,16 +63,16 @@ export interface UpstreamSetOptions {
   specs: readonly UpstreamSpec[];
   /** TLS options per upstream (tls.ts), decided once. */
   connect: (spec: UpstreamSpec) => ConnectionOptions | undefined;
-  refreshSeconds: number;
   log: Logger;
 }
 
 export class UpstreamSet {
   readonly all: Upstream[];
   readonly first: Upstream;
-  private timer: NodeJS.Timeout | null = null;
   private probe: NodeJS.Timeout | null = null;
   private cursor = 0;
+  /** Settles the wait of `start` at the first lists. */
+  private listed: (() => void) | null = null;
 
   constructor(private readonly opts: UpstreamSetOptions) {
     this.all = opts.specs.map((s, i) => new Upstream(i, s, opts.connect(s)));
@@ -79,20 +83,29 @@ export class UpstreamSet {
     return this.all.length > 1;
   }
 
-  /** Starts polling every upstream's /v1/models (only when there is a choice to make); resolves after the first round or `withinMs`. */
+  /** Resolves once the first lists are in (`update`), or after `withinMs`; at once when there is no choice to make. */
   start(withinMs = 2_000): Promise<void> {
     if (!this.routed) return Promise.resolve();
-    this.timer = setInterval(() => void this.refreshAll(), this.opts.refreshSeconds * 1000);
-    this.timer.unref();
-    const first = this.refreshAll();
     return new Promise((resolve) => {
       const t = setTimeout(resolve, withinMs);
       t.unref();
-      void first.then(() => {
+      this.listed = () => {
         clearTimeout(t);
         resolve();
-      });
+      };
     });
+  }
+
+  /** Each upstream's latest list, from the metrics side's poller; an upstream whose list is null keeps what it had. */
+  update(lists: ModelLists): void {
+    lists.forEach((entries, i) => {
+      const u = this.all[i];
+      if (!u || !entries) return;
+      u.listed = entries.slice(0, MAX_LISTED);
+      u.models = new Set(u.listed.map((m) => (m as { id: string }).id));
+    });
+    this.listed?.();
+    this.listed = null;
   }
 
   /** The upstream for a request for `model` ('' when the request names none). */
@@ -144,7 +157,6 @@ export class UpstreamSet {
   }
 
   async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
     if (this.probe) clearInterval(this.probe);
     await Promise.all(this.all.map((u) => u.pool.close()));
   }
@@ -156,22 +168,21 @@ export class UpstreamSet {
       this.probe = null;
       return;
     }
-    await Promise.all(down.map((u) => this.refresh(u)));
+    await Promise.all(down.map((u) => this.answers(u)));
   }
 
-  private refreshAll(): Promise<void> {
-    return Promise.all(this.all.map((u) => this.refresh(u))).then(() => undefined);
-  }
-
-  private async refresh(u: Upstream): Promise<void> {
+  /** Asks a down upstream, through this loop's own pool, whether it answers again (its list itself comes from the metrics side). */
+  private async answers(u: Upstream): Promise<void> {
     try {
-      const entries = await fetchModelList(u);
-      u.listed = entries.slice(0, MAX_LISTED);
-      u.models = new Set(u.listed.map((m) => (m as { id: string }).id));
+      const res = await request(`${u.spec.url.replace(/\/+$/, '')}/v1/models`, {
+        dispatcher: u.pool as Dispatcher, headersTimeout: PROBE_TIMEOUT_MS, bodyTimeout: PROBE_TIMEOUT_MS,
+      });
+      await res.body.dump();
+      if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`);
       if (u.down) this.opts.log.info({ upstream: u.name }, 'upstream answers again; routing to it');
       u.down = false;
     } catch (err) {
-      this.opts.log.debug({ upstream: u.name, err: (err as Error).message }, 'cannot read upstream /v1/models');
+      this.opts.log.debug({ upstream: u.name, err: (err as Error).message }, 'upstream still does not answer');
     }
   }
 }
@@ -180,18 +191,4 @@ export class UpstreamSet {
 function better(u: Upstream, best: Upstream): boolean {
   if (u.down !== best.down) return !u.down;
   return u.inFlight < best.inFlight;
-}
-
-/** The `data` entries of an upstream's /v1/models (the OpenAI shape; llama-server adds a `models` list we do not need here). */
-async function fetchModelList(u: Upstream): Promise<unknown[]> {
-  const res = await request(`${u.spec.url.replace(/\/+$/, '')}/v1/models`, {
-    dispatcher: u.pool as Dispatcher, headersTimeout: LIST_TIMEOUT_MS, bodyTimeout: LIST_TIMEOUT_MS,
-  });
-  if (res.statusCode !== 200) {
-    await res.body.dump();
-    throw new Error(`status ${res.statusCode}`);
-  }
-  const doc = (await res.body.json()) as { data?: unknown };
-  if (!Array.isArray(doc.data)) throw new Error('no data list');
-  return doc.data.filter((m) => typeof (m as { id?: unknown })?.id === 'string');
 }

@@ -23,6 +23,20 @@ export const OUTCOMES = [
 ] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
+/**
+ * The outcomes that mean the inference server failed the request: an error status or error
+ * event, a stream that broke, no answer in time, no connection. The failure ratios (the
+ * upstream-errors alert, the bottleneck verdict, the bench) count exactly these; a client
+ * abort, a request infermeter refused and a lost proxy worker are not the server's failures.
+ */
+export const UPSTREAM_FAILURES = ['upstream_error', 'stream_error', 'upstream_timeout', 'upstream_unreachable'] as const satisfies readonly Outcome[];
+export type UpstreamFailure = (typeof UPSTREAM_FAILURES)[number];
+const UPSTREAM_FAILURE_SET: ReadonlySet<string> = new Set(UPSTREAM_FAILURES);
+
+export function isUpstreamFailure(outcome: string): outcome is UpstreamFailure {
+  return UPSTREAM_FAILURE_SET.has(outcome);
+}
+
 /** Where the output-token count came from. */
 export const TOKEN_SOURCES = ['usage', 'chunks', 'none'] as const;
 export type TokenSource = (typeof TOKEN_SOURCES)[number];

@@ -4,7 +4,12 @@
  * (listening, then draining). The answer comes from the proxy side's own messages, so a
  * metrics thread that is fine cannot vouch for a proxy loop that is wedged.
  */
+import type { Routes } from '../metrics/consumer.js';
+
 export type ProxyState = 'listening' | 'draining';
+
+/** The kubelet's probes: outside the listener's --web.config.file guard (side/listener.ts), as exporter-toolkit leaves them. */
+export const PROBE_PATHS: readonly string[] = ['/healthz', '/readyz'];
 
 /** How long an upstream answer keeps --ready-requires-upstream satisfied (three probes). */
 export const UPSTREAM_FRESH_MS = 15_000;
@@ -85,4 +90,16 @@ export class ProxyHealth {
     }
     return { ok: true, reason: 'ok' };
   }
+}
+
+/** GET /healthz (liveness) and /readyz (readiness): one line of text, never cached. */
+export function healthRoutes(health: ProxyHealth): Routes {
+  return (app) => {
+    for (const path of PROBE_PATHS) {
+      app.get(path, (_req, reply) => {
+        const a = path === '/healthz' ? health.liveness() : health.readiness();
+        return reply.code(a.ok ? 200 : 503).headers({ 'content-type': 'text/plain', 'cache-control': 'no-store' }).send(`${a.reason}\n`);
+      });
+    }
+  };
 }

@@ -12,6 +12,13 @@ import { listenerTlsOptions, type ClientAuthType, type TlsShorthand, type WebCon
 
 export { loadWebConfig, type WebConfig } from '../lib/web-config.js';
 
+/** A refused request's answer. */
+export interface Denial {
+  status: 401 | 403;
+  headers: Record<string, string>;
+  body: string;
+}
+
 interface Warner {
   warn(obj: object, msg: string): void;
 }
@@ -37,18 +44,6 @@ export class WebGuard {
   replace(web: WebConfig | null): void {
     this.web = web;
     this.verdicts = new Map();
-  }
-
-  /** The listener's request handler: the kubelet probes (/healthz, /readyz) stay open, the rest passes the guard first. */
-  handler(serve: (req: IncomingMessage, res: ServerResponse) => Promise<void>): (req: IncomingMessage, res: ServerResponse) => void {
-    return (req, res) => {
-      const path = (req.url ?? '/').split('?')[0];
-      if (path === '/healthz' || path === '/readyz') return void serve(req, res);
-      void this.admit(req, res).then((ok) => {
-        if (ok) return serve(req, res);
-        req.resume(); // a body, if any, is not read
-      });
-    };
   }
 
   /** node:https options of the listener at start (null: plain HTTP); warns when the file's TLS overrides the shorthand flags. */
@@ -88,17 +83,20 @@ export class WebGuard {
    * client certificate the TLS settings require and the handshake could not refuse).
    */
   async admit(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+    const denied = await this.deny(req);
+    if (denied) res.writeHead(denied.status, denied.headers).end(denied.body);
+    return denied === null;
+  }
+
+  /** Why the request may not go on, as the answer to give it; null when it may (side/listener.ts's hook). */
+  async deny(req: IncomingMessage): Promise<Denial | null> {
     const web = this.web;
-    if (!web) return true;
+    if (!web) return null;
     const certProblem = web.tls ? clientCertProblem(web.tls.clientAuth, req.socket as TLSSocket) : null;
-    if (certProblem) {
-      res.writeHead(403, { 'content-type': 'text/plain' }).end(`${certProblem}\n`);
-      return false;
-    }
-    if (web.users.size === 0) return true;
-    if (await this.authorized(web.users, req.headers.authorization)) return true;
-    res.writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Basic realm="infermeter", charset="UTF-8"' }).end('Unauthorized\n');
-    return false;
+    if (certProblem) return { status: 403, headers: { 'content-type': 'text/plain' }, body: `${certProblem}\n` };
+    if (web.users.size === 0) return null;
+    if (await this.authorized(web.users, req.headers.authorization)) return null;
+    return { status: 401, headers: { 'content-type': 'text/plain', 'www-authenticate': 'Basic realm="infermeter", charset="UTF-8"' }, body: 'Unauthorized\n' };
   }
 
   private async authorized(users: Map<string, string>, header: string | undefined): Promise<boolean> {

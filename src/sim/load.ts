@@ -11,20 +11,18 @@ import { eventFacts } from '../lib/events.js';
 import { MESSAGES_API, RESPONSES_API, typedEventFacts } from '../lib/api-events.js';
 import { KEEP, SseFramer } from '../lib/sse.js';
 import { prng } from './text.js';
+import type { ApiName } from '../record/routes.js';
 
-/** The generation APIs the load speaks: each its path, its request body, its events. */
-export const LOAD_ROUTES = ['completion', 'chat', 'messages', 'responses'] as const;
-export type LoadRoute = (typeof LOAD_ROUTES)[number];
-
-const PATHS: Record<LoadRoute, string> = {
-  completion: '/v1/completions', chat: '/v1/chat/completions', messages: '/v1/messages', responses: '/v1/responses',
+/** The generation APIs the load speaks (record/routes.ts's names): each its path, its request body, its events. */
+const PATHS: Record<ApiName, string> = {
+  completions: '/v1/completions', chat: '/v1/chat/completions', messages: '/v1/messages', responses: '/v1/responses',
 };
 
 export interface LoadOptions {
   /** Base URL of the server, e.g. http://127.0.0.1:8000 */
   url: string;
   model?: string;
-  route?: LoadRoute;
+  route?: ApiName;
   /** How many requests to send in all. */
   requests: number;
   /** Closed loop: this many in flight at all times (default 1 when no rate is given). */
@@ -119,11 +117,11 @@ function requestBody(opts: LoadOptions, index: number): string {
   if (route === 'messages') return JSON.stringify({ ...model, max_tokens: max, ...eos, stream: true, messages: [{ role: 'user', content: prompt }] });
   if (route === 'responses') return JSON.stringify({ ...model, max_output_tokens: max, ...eos, stream: true, input: prompt });
   const common = { ...model, max_tokens: max, ...eos, stream: true, stream_options: { include_usage: true } };
-  return JSON.stringify(route === 'completion' ? { ...common, prompt } : { ...common, messages: [{ role: 'user', content: prompt }] });
+  return JSON.stringify(route === 'completions' ? { ...common, prompt } : { ...common, messages: [{ role: 'user', content: prompt }] });
 }
 
-const FACTS: Record<LoadRoute, (doc: unknown) => ReturnType<typeof eventFacts>> = {
-  completion: eventFacts, chat: eventFacts,
+const FACTS: Record<ApiName, (doc: unknown) => ReturnType<typeof eventFacts>> = {
+  completions: eventFacts, chat: eventFacts,
   messages: (doc) => typedEventFacts(MESSAGES_API, doc), responses: (doc) => typedEventFacts(RESPONSES_API, doc),
 };
 

@@ -6,11 +6,10 @@
 import { estimateTokens, fnv1a, prng } from './text.js';
 import type { SimOptions } from './options.js';
 import type { Script } from './reply.js';
-
-export type Route = 'chat' | 'completion' | 'messages' | 'responses';
+import type { ApiName } from '../record/routes.js';
 
 export interface Generation {
-  route: Route;
+  api: ApiName;
   model: string;
   stream: boolean;
   includeUsage: boolean;
@@ -37,16 +36,16 @@ const bad = (message: string) => new RequestError(400, 'BadRequestError', messag
 
 type Obj = Record<string, unknown>;
 
-export function parseGeneration(route: Route, body: unknown, opts: SimOptions): Generation {
+export function parseGeneration(api: ApiName, body: unknown, opts: SimOptions): Generation {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw bad('The request body must be a JSON object.');
   const b = body as Obj;
   const model = b['model'] === undefined || b['model'] === null ? opts.models[0]! : String(b['model']);
   if (!opts.models.includes(model)) throw new RequestError(404, 'NotFoundError', `The model \`${model}\` does not exist.`);
   const n = b['n'] ?? 1;
   if (n !== 1) throw bad('The simulator generates one choice per request (n must be 1).');
-  const { text: promptText, tokens: promptTokens } = PROMPT[route](b);
-  const maxTokens = route === 'messages' ? requiredCount(b['max_tokens'], 'max_tokens')
-    : optionalCount(route === 'responses' ? b['max_output_tokens'] : (b['max_completion_tokens'] ?? b['max_tokens']), route === 'responses' ? 'max_output_tokens' : 'max_tokens', 1);
+  const { text: promptText, tokens: promptTokens } = PROMPT[api](b);
+  const maxTokens = api === 'messages' ? requiredCount(b['max_tokens'], 'max_tokens')
+    : optionalCount(api === 'responses' ? b['max_output_tokens'] : (b['max_completion_tokens'] ?? b['max_tokens']), api === 'responses' ? 'max_output_tokens' : 'max_tokens', 1);
   if (promptTokens + (maxTokens ?? 0) > opts.maxModelLen) {
     throw bad(
       `This model's maximum context length is ${opts.maxModelLen} tokens. However, you requested ${promptTokens + (maxTokens ?? 0)} tokens ` +
@@ -56,22 +55,22 @@ export function parseGeneration(route: Route, body: unknown, opts: SimOptions): 
   const so = (b['stream_options'] ?? {}) as Obj;
   const stream = b['stream'] === true;
   // The Messages and Responses APIs always end a stream with usage.
-  const includeUsage = stream && (route === 'messages' || route === 'responses' || so['include_usage'] === true);
+  const includeUsage = stream && (api === 'messages' || api === 'responses' || so['include_usage'] === true);
   return {
-    route, model, stream, promptText, promptTokens, maxTokens,
+    api, model, stream, promptText, promptTokens, maxTokens,
     includeUsage,
-    continuousUsage: (route === 'chat' || route === 'completion') && includeUsage && so['continuous_usage_stats'] === true,
+    continuousUsage: (api === 'chat' || api === 'completions') && includeUsage && so['continuous_usage_stats'] === true,
     minTokens: optionalCount(b['min_tokens'], 'min_tokens', 0) ?? 0,
     ignoreEos: b['ignore_eos'] === true,
     seed: typeof b['seed'] === 'number' ? b['seed'] : null,
-    toolName: route === 'completion' ? null : toolName(route, b, opts),
-    background: route === 'responses' && b['background'] === true,
+    toolName: api === 'completions' ? null : toolName(api, b, opts),
+    background: api === 'responses' && b['background'] === true,
   };
 }
 
-const PROMPT: Record<Route, (b: Obj) => { text: string; tokens: number }> = {
+const PROMPT: Record<ApiName, (b: Obj) => { text: string; tokens: number }> = {
   chat: chatPrompt,
-  completion: completionPrompt,
+  completions: completionPrompt,
   messages: (b) => {
     const system = typeof b['system'] === 'string' ? b['system'] : contentText(b['system']);
     return chatPrompt({ ...b, messages: [...(system ? [{ role: 'system', content: system }] : []), ...(Array.isArray(b['messages']) ? (b['messages'] as Obj[]) : [])] });
@@ -125,14 +124,14 @@ function optionalCount(v: unknown, name: string, min: number): number | null {
   return v;
 }
 
-function toolName(route: Route, b: Obj, opts: SimOptions): string | null {
+function toolName(api: ApiName, b: Obj, opts: SimOptions): string | null {
   if (opts.toolCalls === 'never') return null;
   const tools = Array.isArray(b['tools']) ? (b['tools'] as Obj[]) : [];
   const choice = b['tool_choice'];
   const none = choice === 'none' || (choice !== null && typeof choice === 'object' && (choice as Obj)['type'] === 'none');
   if (none || (tools.length === 0 && opts.toolCalls !== 'always')) return null;
   // Chat nests the name under `function`; Messages and Responses keep it on the tool (and on a named choice).
-  const holder = (o: Obj | undefined) => (route === 'chat' ? (o?.['function'] as Obj | undefined) : o);
+  const holder = (o: Obj | undefined) => (api === 'chat' ? (o?.['function'] as Obj | undefined) : o);
   const named = choice && typeof choice === 'object' ? holder(choice as Obj)?.['name'] : undefined;
   const first = holder(tools[0])?.['name'];
   return String(named ?? first ?? 'get_weather');
@@ -154,7 +153,7 @@ export function planScript(gen: Generation, opts: SimOptions): Script {
   return {
     outputTokens,
     finish: byLimit ? 'length' : tool ? 'tool_calls' : 'stop',
-    reasoningTokens: opts.reasoning !== null && !tool && gen.route !== 'completion' ? Math.floor((outputTokens - 1) * 0.4) : 0,
+    reasoningTokens: opts.reasoning !== null && !tool && gen.api !== 'completions' ? Math.floor((outputTokens - 1) * 0.4) : 0,
     tool,
     rand,
   };

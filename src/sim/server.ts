@@ -10,7 +10,8 @@ import type { Engine, Sequence } from './engine.js';
 import type { SimOptions } from './options.js';
 import { BodyReply, StreamReply, TypedStreamReply, usageWithDetails, type Fault } from './reply.js';
 import { messagesBody, messagesStream, queuedResponseBody, responsesBody, responsesStream, type TypedIdentity } from './typed.js';
-import { parseGeneration, planScript, RequestError, type Route } from './request.js';
+import { parseGeneration, planScript, RequestError } from './request.js';
+import type { ApiName } from '../record/routes.js';
 import { blockHashes, hexId, prng } from './text.js';
 import type { Registry } from 'prom-client';
 
@@ -50,7 +51,7 @@ export function createHandler(opts: SimOptions, engine: Engine, registry: Regist
     return null;
   };
 
-  const generate = (route: Route) => async (req: IncomingMessage, res: ServerResponse) => {
+  const generate = (api: ApiName) => async (req: IncomingMessage, res: ServerResponse) => {
     let body: unknown;
     try {
       body = JSON.parse(await readBody(req));
@@ -60,7 +61,7 @@ export function createHandler(opts: SimOptions, engine: Engine, registry: Regist
     }
     let gen;
     try {
-      gen = parseGeneration(route, body, opts);
+      gen = parseGeneration(api, body, opts);
     } catch (err) {
       if (!(err instanceof RequestError)) throw err;
       return sendError(res, err.status, err.type, err.message);
@@ -72,7 +73,7 @@ export function createHandler(opts: SimOptions, engine: Engine, registry: Regist
     }
     const script = planScript(gen, opts);
     const who: StreamIdentity = {
-      id: route === 'responses' ? `resp_${hexId(idRand)}` : `${route === 'completion' ? 'cmpl' : 'chatcmpl'}-${hexId(idRand)}`,
+      id: api === 'responses' ? `resp_${hexId(idRand)}` : `${api === 'completions' ? 'cmpl' : 'chatcmpl'}-${hexId(idRand)}`,
       created: Math.floor(Date.now() / 1000),
       model: gen.model,
       reasoningField: opts.reasoning ?? 'reasoning_content',
@@ -91,7 +92,7 @@ export function createHandler(opts: SimOptions, engine: Engine, registry: Regist
       if (!ended && seq) engine.abort(seq);
       ended = true;
     });
-    const typed: TypedIdentity | null = route === 'messages' || route === 'responses'
+    const typed: TypedIdentity | null = api === 'messages' || api === 'responses'
       ? { id: who.id, created: who.created, model: who.model, tool: who.tool, maxTokens: gen.maxTokens ?? opts.maxModelLen - gen.promptTokens }
       : null;
     if (typed && gen.background && !gen.stream) {
@@ -107,7 +108,7 @@ export function createHandler(opts: SimOptions, engine: Engine, registry: Regist
       const fault = pickFault(script.outputTokens);
       if (fault?.kind === 'error') counts.injectedMidstreamErrors++;
       if (fault?.kind === 'drop') counts.injectedDrops++;
-      const stream = route === 'messages' ? messagesStream(typed, idRand) : responsesStream(typed, idRand);
+      const stream = api === 'messages' ? messagesStream(typed, idRand) : responsesStream(typed, idRand);
       const reply = new TypedStreamReply(res, stream, script, gen.promptTokens, details, fault, () => {
         ended = true;
         if (seq) engine.abort(seq);
@@ -119,7 +120,7 @@ export function createHandler(opts: SimOptions, engine: Engine, registry: Regist
       const fault = pickFault(script.outputTokens);
       if (fault?.kind === 'error') counts.injectedMidstreamErrors++;
       if (fault?.kind === 'drop') counts.injectedDrops++;
-      const format = route === 'chat' ? chatStreamFormat(who) : completionStreamFormat(who);
+      const format = api === 'chat' ? chatStreamFormat(who) : completionStreamFormat(who);
       const usage = { final: gen.includeUsage, continuous: gen.continuousUsage, ...details };
       const reply = new StreamReply(res, format, script, gen.promptTokens, usage, fault, () => {
         ended = true;
@@ -130,8 +131,8 @@ export function createHandler(opts: SimOptions, engine: Engine, registry: Regist
       const reply = new BodyReply(script, (out, finish, completion) => {
         ended = true;
         const usage = usageWithDetails(details, script, gen.promptTokens, completion);
-        const body = typed ? (route === 'messages' ? messagesBody : responsesBody)(typed, out, finish, usage, idRand)
-          : route === 'chat' ? chatCompletionBody(who, out, finish, usage) : completionBody(who, out, finish, usage);
+        const body = typed ? (api === 'messages' ? messagesBody : responsesBody)(typed, out, finish, usage, idRand)
+          : api === 'chat' ? chatCompletionBody(who, out, finish, usage) : completionBody(who, out, finish, usage);
         res.writeHead(200, JSON_TYPE).end(body);
       });
       seq = engine.add({ ...spec, sink: reply });
@@ -139,15 +140,15 @@ export function createHandler(opts: SimOptions, engine: Engine, registry: Regist
   };
 
   /** Token counting: the prompt's count, no generation. */
-  const countTokens = (route: Route) => async (req: IncomingMessage, res: ServerResponse) => {
+  const countTokens = (api: ApiName) => async (req: IncomingMessage, res: ServerResponse) => {
     let gen;
     try {
-      gen = parseGeneration(route, { max_tokens: 1, ...(JSON.parse(await readBody(req)) as object) }, opts);
+      gen = parseGeneration(api, { max_tokens: 1, ...(JSON.parse(await readBody(req)) as object) }, opts);
     } catch (err) {
       if (err instanceof RequestError) return sendError(res, err.status, err.type, err.message);
       return sendError(res, 400, 'BadRequestError', 'The request body is not valid JSON.');
     }
-    res.writeHead(200, JSON_TYPE).end(JSON.stringify(route === 'messages' ? { input_tokens: gen.promptTokens } : { object: 'response.input_tokens', input_tokens: gen.promptTokens }));
+    res.writeHead(200, JSON_TYPE).end(JSON.stringify(api === 'messages' ? { input_tokens: gen.promptTokens } : { object: 'response.input_tokens', input_tokens: gen.promptTokens }));
   };
 
   const routes: Record<string, Handler> = {
@@ -159,7 +160,7 @@ export function createHandler(opts: SimOptions, engine: Engine, registry: Regist
       res.writeHead(200, { 'content-type': registry.contentType }).end(text);
     },
     'POST /v1/chat/completions': generate('chat'),
-    'POST /v1/completions': generate('completion'),
+    'POST /v1/completions': generate('completions'),
     'POST /v1/messages': generate('messages'),
     'POST /v1/responses': generate('responses'),
     'POST /v1/messages/count_tokens': countTokens('messages'),

@@ -9,8 +9,6 @@
  */
 import type { Kind, Usage } from './chunks.js';
 
-export type TypedRoute = 'messages' | 'responses';
-
 export interface TypedIdentity {
   id: string;
   created: number;

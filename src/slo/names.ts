@@ -64,6 +64,3 @@ export const SLO_HISTOGRAM = { ttft: M.ttft, ttfo: M.ttfo, tpot: M.tpot, e2e: M.
 
 /** Collector names as the runner labels them (`collector` label). */
 export const GPU_COLLECTOR = 'gpu';
-
-/** Outcomes that mean the inference server failed the request (DESIGN.md outcome table). */
-export const UPSTREAM_FAILURE_OUTCOMES = ['upstream_error', 'stream_error', 'upstream_timeout', 'upstream_unreachable'] as const;

@@ -9,8 +9,12 @@ import type { AddressInfo, Socket } from 'node:net';
 import { pathToFileURL } from 'node:url';
 
 export interface FakeScript {
-  /** Stream a scripted schedule. */
-  schedule?: { firstMs: number; chunks: number; gapMs: number; usage?: number; promptTokens?: number; role?: boolean; reasoningChunks?: number; cachedTokens?: number; reasoningTokens?: number };
+  /**
+   * Stream a scripted schedule: each write at its time from the start (lateness never adds up),
+   * or with `relativeGaps` each gap counted from the previous write (the upstream's own clock:
+   * a busy machine stretches it as it stretches everything else on the loop).
+   */
+  schedule?: { firstMs: number; chunks: number; gapMs: number; usage?: number; promptTokens?: number; role?: boolean; reasoningChunks?: number; cachedTokens?: number; reasoningTokens?: number; relativeGaps?: boolean };
   /** Replay these bytes (base64), split into writes at these offsets, `delayMs` apart. */
   raw?: { b64: string; splits?: number[]; delayMs?: number; contentType?: string; resetAt?: number };
   /** Answer with this status and body. */
@@ -21,12 +25,18 @@ export interface FakeScript {
   headersDelayMs?: number;
   /** Non-streaming JSON answer with usage. */
   json?: { content: string; promptTokens: number; completionTokens: number; delayMs?: number };
+  /** Answer only once the test has opened this gate (FakeUpstream.release): an awaited event, not a delay. */
+  gate?: string;
+  /** A scheduled stream: after `afterChunks` writes, wait for this gate before the rest. */
+  pause?: { afterChunks: number; gate: string };
 }
 
 export interface FakeEvent {
   kind: 'request' | 'closed-early' | 'finished';
   at: number;
   path: string;
+  /** closed-early: the writes of a scheduled stream that went out before the close. */
+  written?: number;
   headers?: Record<string, unknown>;
   body?: string;
 }
@@ -35,7 +45,26 @@ export interface FakeUpstream {
   port: number;
   url: string;
   events: FakeEvent[];
+  /** Opens a gate: requests waiting on it answer now, later ones at once. */
+  release(gate: string): void;
   close(): Promise<void>;
+}
+
+/** Named gates requests can wait on (FakeScript.gate). */
+class Gates {
+  private readonly opened = new Set<string>();
+  private readonly waiting = new Map<string, (() => void)[]>();
+
+  wait(name: string): Promise<void> {
+    if (this.opened.has(name)) return Promise.resolve();
+    return new Promise((resolve) => this.waiting.set(name, [...(this.waiting.get(name) ?? []), resolve]));
+  }
+
+  release(name: string): void {
+    this.opened.add(name);
+    for (const resolve of this.waiting.get(name) ?? []) resolve();
+    this.waiting.delete(name);
+  }
 }
 
 const MODELS = ['fake-model', 'fake-model-2'];
@@ -75,8 +104,9 @@ export function scheduledStream(s: NonNullable<FakeScript['schedule']>, includeU
  */
 export async function startFakeUpstream(port = 0, host = '127.0.0.1', tls?: HttpsOptions, models: readonly string[] = MODELS): Promise<FakeUpstream> {
   const events: FakeEvent[] = [];
+  const gates = new Gates();
   const sockets = new Set<Socket>();
-  const handler = (req: IncomingMessage, res: ServerResponse) => void handle(req, res, events, models);
+  const handler = (req: IncomingMessage, res: ServerResponse) => void handle(req, res, events, gates, models);
   const server: Server = (tls ? createHttpsServer(tls, handler) : createServer(handler)) as Server;
   server.keepAliveTimeout = 1_000; // idle sockets close quickly, so leaked ones stand out
   server.on(tls ? 'secureConnection' : 'connection', (s: Socket) => {
@@ -89,6 +119,7 @@ export async function startFakeUpstream(port = 0, host = '127.0.0.1', tls?: Http
     port: bound,
     url: `${tls ? 'https' : 'http'}://${host}:${bound}`,
     events,
+    release: (gate) => gates.release(gate),
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
@@ -105,15 +136,16 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function handle(req: IncomingMessage, res: ServerResponse, events: FakeEvent[], models: readonly string[]): Promise<void> {
+async function handle(req: IncomingMessage, res: ServerResponse, events: FakeEvent[], gates: Gates, models: readonly string[]): Promise<void> {
   const path = req.url ?? '/';
   const body = await readBody(req);
   events.push({ kind: 'request', at: performance.now(), path, headers: { ...req.headers }, body });
   let closedEarly = false;
+  let sent = 0;
   res.on('close', () => {
     if (!res.writableFinished) {
       closedEarly = true;
-      events.push({ kind: 'closed-early', at: performance.now(), path });
+      events.push({ kind: 'closed-early', at: performance.now(), path, written: sent });
     }
   });
   if (path.startsWith('/v1/models')) {
@@ -127,6 +159,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, events: FakeEve
     /* not JSON: echo below */
   }
   const script = doc.fake ?? {};
+  if (script.gate !== undefined) await gates.wait(script.gate);
   if (script.headersDelayMs) await sleep(script.headersDelayMs);
   if (closedEarly) return;
   if (script.status) {
@@ -174,9 +207,9 @@ async function handle(req: IncomingMessage, res: ServerResponse, events: FakeEve
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     res.flushHeaders();
     const start = performance.now();
-    let sent = 0;
+    let last = { wroteAt: start, at: 0 };
     for (const step of plan) {
-      const wait = start + step.at - performance.now();
+      const wait = (s.relativeGaps ? last.wroteAt + step.at - last.at : start + step.at) - performance.now();
       if (wait > 0) await sleep(wait);
       if (closedEarly) return;
       const f = script.fault;
@@ -193,6 +226,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, events: FakeEve
       }
       res.write(step.data);
       sent++;
+      last = { wroteAt: performance.now(), at: step.at };
+      if (script.pause && sent === script.pause.afterChunks) await gates.wait(script.pause.gate);
     }
     res.end();
     events.push({ kind: 'finished', at: performance.now(), path });

@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runBench } from '../../src/bench/run.js';
 import { resolveBenchOptions, type BenchFlags } from '../../src/bench/options.js';
+import { reportRoute } from '../../src/bench/report.js';
 import { ConfigError } from '../../src/lib/errors.js';
 import { startSimulator } from '../../src/sim/index.js';
 import { startProxy, sumSamples, waitForMetrics } from '../helpers.js';
@@ -20,9 +21,13 @@ const FLAGS: BenchFlags = {
 
 test('--api names the four APIs; --route keeps its old values; a bad --api is named', () => {
   const route = (api?: string) => resolveBenchOptions({ ...FLAGS, ...(api === undefined ? {} : { api }) }, []).route;
-  assert.deepEqual(['chat', 'completions', 'messages', 'responses'].map(route), ['chat', 'completion', 'messages', 'responses']);
-  assert.equal(route(), 'completion');
+  // One name per API inside (record/routes.ts APIS); bench.json keeps --route's word for completions.
+  assert.deepEqual(['chat', 'completions', 'messages', 'responses'].map(route), ['chat', 'completions', 'messages', 'responses']);
+  assert.equal(route(), 'completions');
+  assert.equal(resolveBenchOptions({ ...FLAGS, route: 'chat' }, []).route, 'chat');
+  assert.deepEqual(['chat', 'completions', 'messages', 'responses'].map((a) => reportRoute(route(a))), ['chat', 'completion', 'messages', 'responses']);
   assert.throws(() => route('anthropic'), (err: unknown) => err instanceof ConfigError && err.flag === '--api');
+  assert.throws(() => resolveBenchOptions({ ...FLAGS, route: 'completions' }, []), (err: unknown) => err instanceof ConfigError && err.flag === '--route');
 });
 
 for (const api of ['messages', 'responses'] as const) {

@@ -57,8 +57,28 @@ test('one stream at a time and 24 concurrent streams land in different in_flight
   const total0 = sumSamples(s0, `${name}_count`);
   for (let i = 0; i < 6; i++) await chat(stream({ firstMs: 5, chunks: 5, gapMs: 2 }), { 'x-tenant-id': 'solo' });
   const agent = new Agent({ connections: 32 });
-  // The first token comes 300 ms after the request and the last 240 ms later: every first token sees all 24 in flight.
-  await Promise.all(Array.from({ length: 24 }, () => chat(stream({ firstMs: 300, chunks: 5, gapMs: 60 }), { 'x-tenant-id': 'crowd' }, agent)));
+  // Every first token sees all 24 in flight, by events rather than a 300 ms head start: the 24
+  // wait at the upstream until it holds all of them (each is in flight at the proxy by then),
+  // and pause after their first token until every client has read its own (so none ends first).
+  const received = () => env.upstream.events.filter((e) => e.kind === 'request' && e.path === '/v1/chat/completions').length;
+  const before = received();
+  let firstTokens = 0;
+  const crowd = Array.from({ length: 24 }, async () => {
+    const res = await request(`${env.proxy.url}/v1/chat/completions`, {
+      method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json', 'x-tenant-id': 'crowd' },
+      body: JSON.stringify({ model: 'fake-model', messages: [{ role: 'user', content: 'hi' }], stream: true, fake: { gate: 'crowd', pause: { afterChunks: 2, gate: 'crowd-rest' }, schedule: { firstMs: 1, chunks: 5, gapMs: 2 } } }),
+    });
+    let seen = false;
+    for await (const c of res.body) {
+      if (!seen && (c as Buffer).includes('tok0')) {
+        seen = true;
+        if (++firstTokens === 24) env.upstream.release('crowd-rest');
+      }
+    }
+  });
+  while (received() < before + 24) await new Promise((r) => setTimeout(r, 10));
+  env.upstream.release('crowd');
+  await Promise.all(crowd);
   await agent.close();
   const samples = await waitForMetrics(env.proxy.metricsUrl, (s) => sumSamples(s, `${name}_count`) === total0 + 30);
   const delta = (now: Record<string, number>, then: Record<string, number>) =>
@@ -97,12 +117,16 @@ test('only generation requests count toward in_flight_le: slow embeddings reques
   const one0 = countsBy(s0, name, 'in_flight_le')['1'] ?? 0;
   const total0 = sumSamples(s0, `${name}_count`);
   const agent = new Agent({ connections: 16 });
+  // The embeddings requests stay in flight (held at the upstream) until the chat stream is done.
+  const embeddings = () => env.upstream.events.filter((e) => e.kind === 'request' && e.path === '/v1/embeddings').length;
+  const before = embeddings();
   const held = Array.from({ length: 10 }, async () => {
-    const res = await request(`${env.proxy.url}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: 'x', fake: { headersDelayMs: 600 } }), dispatcher: agent });
+    const res = await request(`${env.proxy.url}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: 'x', fake: { gate: 'embeddings' } }), dispatcher: agent });
     await res.body.text();
   });
-  await new Promise((r) => setTimeout(r, 100));
+  while (embeddings() < before + 10) await new Promise((r) => setTimeout(r, 10));
   await chat(stream({ firstMs: 100, chunks: 4, gapMs: 2 }), { 'x-tenant-id': 'solo' }, agent);
+  env.upstream.release('embeddings');
   await Promise.all(held);
   await agent.close();
   const samples = await waitForMetrics(env.proxy.metricsUrl, (s) => sumSamples(s, `${name}_count`) === total0 + 1 && sumSamples(s, 'infermeter_requests_total', { route: 'embeddings' }) === 10);

@@ -3,12 +3,14 @@
  * and SGLang's source) replayed by a fake upstream, one event per write 40 ms apart, through
  * the proxy on its own route: the client gets the exact bytes, and the proxy reports the right
  * first-token and first-output event (TTFT ≈ index × 40 ms), tokens from the API's own usage,
- * and the outcome, under route `messages` / `responses`.
+ * and the outcome, under route `messages` / `responses`. TTFT and TTFO are bounded by two
+ * clocks on the same event, as in fixture-replay.test.ts: no earlier than index × 40 ms, no
+ * later than the client (same process, same clock) held that event's bytes.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.js';
-import { fixture, rawPost, startProxy, sumSamples, waitForMetrics } from '../helpers.js';
+import { fixture, rawPost, startProxy, sumSamples, timedPost, waitForMetrics } from '../helpers.js';
 import { TYPED_BODIES, TYPED_STREAMS, typedEventBoundaries } from '../fixture-table.js';
 
 const GAP_MS = 40;
@@ -35,9 +37,12 @@ for (const exp of TYPED_STREAMS) {
         stream: true,
         fake: { raw: { b64: bytes.toString('base64'), splits: typedEventBoundaries(bytes), delayMs: GAP_MS } },
       };
-      const res = await rawPost(`${proxy.url}${exp.path}`, sent);
+      const res = await timedPost(`${proxy.url}${exp.path}`, sent);
       assert.equal(res.status, 200);
       assert.ok(res.body.equals(bytes), 'client receives the upstream bytes unchanged');
+      const splits = typedEventBoundaries(bytes);
+      /** Seconds from sending until the client held every byte of event k. */
+      const clientSawEvent = (k: number) => res.secondsWhenHeld(k < splits.length ? splits[k]! : bytes.length);
       const seen = upstream.events.find((e) => e.kind === 'request' && e.path === exp.path && e.body?.includes(bytes.toString('base64').slice(0, 40)));
       assert.ok(seen && !seen.body!.includes('stream_options'), 'no usage injection outside chat/completions');
 
@@ -52,10 +57,12 @@ for (const exp of TYPED_STREAMS) {
       if (outcome === 'ok') {
         const ttft = sumSamples(samples, 'gen_ai_server_time_to_first_token_seconds_sum');
         const expected = (exp.firstToken * GAP_MS) / 1000;
-        assert.ok(ttft >= expected - 0.002 && ttft < expected + 0.035, `TTFT ${ttft}s, expected ≈ ${expected}s (event ${exp.firstToken})`);
+        const clientTtft = clientSawEvent(exp.firstToken);
+        assert.ok(ttft >= expected - 0.002 && ttft <= clientTtft, `TTFT ${ttft}s, expected in [${expected}, ${clientTtft}]s (event ${exp.firstToken})`);
         const ttfo = sumSamples(samples, 'infermeter_time_to_first_output_seconds_sum');
         const expectedTtfo = (exp.firstVisible * GAP_MS) / 1000;
-        assert.ok(ttfo >= expectedTtfo - 0.002 && ttfo < expectedTtfo + 0.035, `TTFO ${ttfo}s, expected ≈ ${expectedTtfo}s`);
+        const clientTtfo = clientSawEvent(exp.firstVisible);
+        assert.ok(ttfo >= expectedTtfo - 0.002 && ttfo <= clientTtfo, `TTFO ${ttfo}s, expected in [${expectedTtfo}, ${clientTtfo}]s`);
         // Gaps between token events: one fewer than the token events.
         assert.equal(sumSamples(samples, 'infermeter_inter_chunk_latency_seconds_count'), exp.tokenChunks - 1);
         assert.equal(sumSamples(samples, 'gen_ai_server_time_per_output_token_seconds_count'), exp.outputTokens >= 2 ? 1 : 0);

@@ -15,8 +15,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.js';
-import { request } from 'undici';
-import { fixture, startProxy, sumSamples, waitForMetrics } from '../helpers.js';
+import { fixture, startProxy, sumSamples, timedPost, waitForMetrics } from '../helpers.js';
 import { STREAMS, eventBoundaries } from '../fixture-table.js';
 
 const GAP_MS = 40;
@@ -65,28 +64,4 @@ for (const exp of STREAMS) {
       await proxy.close();
     }
   });
-}
-
-/** POSTs `body` and keeps, for each read, the byte count held so far and when (from just before sending). */
-async function timedPost(url: string, body: unknown): Promise<{ status: number; body: Buffer; secondsWhenHeld(bytes: number): number }> {
-  const t0 = performance.now();
-  const res = await request(url, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
-  const chunks: Buffer[] = [];
-  const reads: { held: number; at: number }[] = [];
-  let held = 0;
-  for await (const c of res.body) {
-    const at = (performance.now() - t0) / 1000;
-    chunks.push(c as Buffer);
-    held += (c as Buffer).length;
-    reads.push({ held, at });
-  }
-  return {
-    status: res.statusCode,
-    body: Buffer.concat(chunks),
-    secondsWhenHeld: (bytes) => {
-      const r = reads.find((x) => x.held >= bytes);
-      assert.ok(r, `the client never held ${bytes} bytes`);
-      return r.at;
-    },
-  };
 }

@@ -6,12 +6,15 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { request } from 'undici';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.js';
 import { InfermeterProcess } from '../fakes/infermeter-process.js';
 import { freePort, startProxy } from '../helpers.js';
-import { installBlockSwitch, listenDelayMs, testHooksOn } from '../../src/lib/test-hooks.js';
+import { installBlockSwitch, listenGate, testHooksOn } from '../../src/lib/test-hooks.js';
 
 let upstream: FakeUpstream;
 before(async () => {
@@ -70,29 +73,32 @@ test('/readyz answers 503 from the start of a drain while a stream in flight kee
 test('/readyz is not 200 before the proxy listens (the listener opens late by a test hook)', async () => {
   const metricsPort = await freePort();
   const proxyPort = await freePort();
-  const p = InfermeterProcess.forUpstream(upstream.url, ['--listen', `127.0.0.1:${proxyPort}`, '--metrics-listen', `127.0.0.1:${metricsPort}`], { INFERMETER_TEST_HOOKS: '1', INFERMETER_TEST_LISTEN_DELAY_MS: '1500' });
-  const started = p.start();
+  const dir = mkdtempSync(join(tmpdir(), 'infermeter-listen-'));
+  const gate = join(dir, 'listen');
+  // The proxy listener opens when the test says so (a file appears), not after a delay a busy
+  // machine could spend before the metrics side even answers.
+  const p = InfermeterProcess.forUpstream(upstream.url, ['--listen', `127.0.0.1:${proxyPort}`, '--metrics-listen', `127.0.0.1:${metricsPort}`], { INFERMETER_TEST_HOOKS: '1', INFERMETER_TEST_LISTEN_WHEN: gate });
+  // Ready (the log line) only once the test opens the listener: the whole test's time, not start-up's.
+  const started = p.start(60_000);
   const base = `http://127.0.0.1:${metricsPort}`;
   try {
     // The metrics side answers first, and says no while the proxy port refuses connections.
-    const early = await until(base, '/readyz', (a) => a.status !== 0, 5000);
+    const early = await until(base, '/readyz', (a) => a.status !== 0, 15_000);
     assert.equal(early.status, 503);
     assert.match(early.body, /starting/);
     assert.equal(await canConnect(proxyPort), false, 'the proxy is not listening yet');
-    // From the first 200 on, the proxy accepts.
-    let saw503 = 0;
-    for (;;) {
-      const a = await probe(base, '/readyz');
-      if (a.status === 200) break;
-      saw503++;
-      assert.equal(a.status, 503);
+    for (let i = 0; i < 5; i++) {
+      assert.equal((await probe(base, '/readyz')).status, 503, 'not ready while the proxy does not listen');
       await new Promise((r) => setTimeout(r, 20));
     }
-    assert.ok(saw503 > 5, `polled ${saw503} times before ready`);
+    writeFileSync(gate, '');
+    // From the first 200 on, the proxy accepts.
+    await until(base, '/readyz', (a) => a.status === 200, 15_000);
     assert.equal(await canConnect(proxyPort), true, 'ready means the proxy accepts connections');
     await started;
   } finally {
     await p.stop();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
@@ -115,7 +121,9 @@ test('/healthz answers 503 while the proxy loop is blocked (test-only switch), a
 test('the block switch does not ship enabled: without INFERMETER_TEST_HOOKS=1 it is not installed', async () => {
   assert.equal(testHooksOn({}), false);
   assert.equal(testHooksOn({ INFERMETER_TEST_HOOKS: '0' }), false);
-  assert.equal(listenDelayMs({ INFERMETER_TEST_LISTEN_DELAY_MS: '5000' }), 0);
+  let opened = false;
+  await listenGate({ INFERMETER_TEST_LISTEN_WHEN: '/nonexistent/infermeter-listen' }).then(() => (opened = true));
+  assert.equal(opened, true, 'without the variable the listener does not wait for the file');
   const before = process.listenerCount('SIGUSR2');
   installBlockSwitch({ INFERMETER_TEST_BLOCK_MS: '1000' });
   assert.equal(process.listenerCount('SIGUSR2'), before);
@@ -164,8 +172,8 @@ test('--ready-requires-upstream: 503 naming the upstream while it does not answe
   const down = await startProxy({ upstream: `http://127.0.0.1:${port}`, readyRequiresUpstream: 'true', models: 'fake-model' });
   try {
     const base = down.metricsUrl.replace(/\/metrics$/, '');
-    await new Promise((r) => setTimeout(r, 300));
-    const a = await probe(base, '/readyz');
+    // Once the listener is up, the one reason left is the upstream (awaited, not 300 ms).
+    const a = await until(base, '/readyz', (x) => x.body.startsWith('upstream:'), 5000);
     assert.equal(a.status, 503);
     assert.match(a.body, /^upstream: no answer from the upstream/);
     assert.equal((await probe(base, '/healthz')).status, 200, 'the upstream being down is no reason to restart infermeter');

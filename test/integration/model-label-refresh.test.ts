@@ -58,8 +58,14 @@ test('a model the upstream starts serving after startup gets its own label after
       assert.ok(performance.now() < deadline, `no /v1/models re-read within ${2.5 * REFRESH_SECONDS} s of the change (--models-refresh ${REFRESH_SECONDS}s)`);
       await new Promise((r) => setTimeout(r, 20));
     }
-    // The answer has left the upstream; give infermeter a moment to apply it.
-    await new Promise((r) => setTimeout(r, 200));
+    // The answer has left the upstream. infermeter reads the list one request at a time, so
+    // its next read (the following --models-refresh) comes only once it has applied this one.
+    const answered = listings.findIndex((l) => l.at > changedAt && l.ids.includes('late-model'));
+    const nextBy = performance.now() + 2.5 * REFRESH_SECONDS * 1000;
+    while (listings.length <= answered + 1) {
+      assert.ok(performance.now() < nextBy, `no /v1/models read after the one that listed late-model within ${2.5 * REFRESH_SECONDS} s`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
     await ask(proxy.url, 'late-model');
     const s = await waitForMetrics(proxy.metricsUrl, (x) => requests(x) === 2, 5000);
     assert.equal(requests(s, 'late-model'), 1, 'the late model has its own label');

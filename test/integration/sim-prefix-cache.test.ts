@@ -13,9 +13,9 @@ it('repeated prompt prefixes hit the cache and shorten prefill', async () => {
   const sim = await startSimulator({ listen: '127.0.0.1:0', decodeStepMs: 1, stepPerSeqMs: 0, prefillTps: 4000 });
   const prompt = 'The quick brown fox jumps over the lazy dog. '.repeat(60); // ~700 tokens
   try {
-    const first = await runLoad({ url: sim.url, requests: 1, route: 'completion', prompt, maxTokens: 2 });
+    const first = await runLoad({ url: sim.url, requests: 1, route: 'completions', prompt, maxTokens: 2 });
     const hitsBefore = sim.state().prefixHitTokens;
-    const second = await runLoad({ url: sim.url, requests: 1, route: 'completion', prompt, maxTokens: 2 });
+    const second = await runLoad({ url: sim.url, requests: 1, route: 'completions', prompt, maxTokens: 2 });
     const scrape = parsePrometheusText((await get(`${sim.url}/metrics`)).text).samples;
     const hits = sumSamples(scrape, 'vllm:prefix_cache_hits_total');
     const queries = sumSamples(scrape, 'vllm:prefix_cache_queries_total');

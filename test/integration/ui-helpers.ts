@@ -5,12 +5,12 @@ import { request } from 'undici';
 import { ROOT } from '../helpers.js';
 import type { StatusDocument } from '../../src/exporters/ui/status-json.js';
 
-/** Streams one chat completion through the proxy and reads it to the end. */
-export async function chat(proxyUrl: string, model: string, schedule: { firstMs: number; chunks: number; gapMs: number }, extra: { prompt?: string; headers?: Record<string, string> } = {}): Promise<void> {
+/** Streams one chat completion through the proxy and reads it to the end (after the fake upstream opens `gate`, if named). */
+export async function chat(proxyUrl: string, model: string, schedule: { firstMs: number; chunks: number; gapMs: number }, extra: { prompt?: string; headers?: Record<string, string>; gate?: string } = {}): Promise<void> {
   const res = await request(`${proxyUrl}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...extra.headers },
-    body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: extra.prompt ?? 'hello' }], fake: { schedule } }),
+    body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: extra.prompt ?? 'hello' }], fake: { schedule, gate: extra.gate } }),
   });
   await res.body.text();
   if (res.statusCode !== 200) throw new Error(`chat: status ${res.statusCode}`);

@@ -32,7 +32,7 @@ import { skipWithout } from '../helpers/tools.js';
 const CHROMIUM = process.env['CHROMIUM'] ?? '/usr/bin/chromium';
 const MARKER = 'ui-chromium-marker-41d2';
 const MODEL = 'fake-model';
-/** The chart line colours of app-js.ts (p50, p95, p99). */
+/** The chart line colours of src/exporters/ui/assets/app.js (p50, p95, p99). */
 const LINE_COLOURS = ['#1f77b4', '#ff7f0e', '#d62728'];
 
 let upstream: FakeUpstream;

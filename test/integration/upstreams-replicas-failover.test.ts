@@ -90,8 +90,13 @@ test('replicas: spread by in-flight count; a stopped engine\'s streams end once 
   // The surviving engine's own count agrees.
   const servedByA = sumSamples((await scrape(`${a.url}/metrics`)).samples, 'vllm:request_success_total');
   assert.equal(servedByA, 10);
-  await new Promise((r) => setTimeout(r, 1200));
-  samples = (await scrape(metricsUrl)).samples;
+  // The engine collector's next scrape of the stopped replica fails (an event, awaited; not 1.2 s).
+  const healthBy = Date.now() + 10_000;
+  do {
+    samples = (await scrape(metricsUrl)).samples;
+    if (sumSamples(samples, 'infermeter_collector_up', { collector: 'engine', upstream: 'replica-b' }) === 0) break;
+    await new Promise((r) => setTimeout(r, 50));
+  } while (Date.now() < healthBy);
   assert.equal(sumSamples(samples, 'infermeter_collector_up', { collector: 'engine', upstream: 'replica-a' }), 1);
   assert.equal(sumSamples(samples, 'infermeter_collector_up', { collector: 'engine', upstream: 'replica-b' }), 0, 'the stopped engine\'s health is its own');
   console.log(JSON.stringify({ figures: 'replicas', spreadWhileRunning: spread, cutOnStopped: cut, okOnA: n({ upstream: 'replica-a', outcome: 'ok' }), servedByEngineA: servedByA }));

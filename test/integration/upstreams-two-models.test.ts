@@ -61,9 +61,15 @@ test('two engines with different models behind one infermeter: routing, engine s
   const load = [...Array.from({ length: 16 }, () => ask('model-a', 30)), ...Array.from({ length: 8 }, () => ask('model-b', 250))];
 
   // While loaded: each upstream's engine series are that engine's own (A queues, B does not).
+  // An engine admits a request at its next step (vLLM too), so one that arrived during a step
+  // waits until that step ends, and a scrape can catch it: B, with room for all, can show one
+  // waiting while its 8 requests still arrive. Compared like with like: once B's series (one
+  // scrape of B) show all 8 running, B has nothing left to admit, and from then on its series
+  // must show nothing waiting; and never more requests than the 8 it was sent.
   let done = false;
   const all = Promise.all(load).finally(() => (done = true));
-  const peak = { aWaiting: 0, simAWaitingThen: 0, aRunning: 0, bWaiting: 0, bRunning: 0, simAWaiting: 0, simBRunning: 0 };
+  const peak = { aWaiting: 0, simAWaitingThen: 0, aRunning: 0, bWaiting: 0, bWaitingAfterAllRunning: 0, bHeld: 0, bRunning: 0, simAWaiting: 0, simBRunning: 0 };
+  let bAllRunning = false;
   while (!done) {
     const [{ samples }, simA, simB] = await Promise.all([scrape(metricsUrl), scrape(`${a.url}/metrics`), scrape(`${b.url}/metrics`)]);
     peak.simAWaiting = Math.max(peak.simAWaiting, sumSamples(simA.samples, 'vllm:num_requests_waiting'));
@@ -75,14 +81,19 @@ test('two engines with different models behind one infermeter: routing, engine s
       peak.simAWaitingThen = sumSamples(simA.samples, 'vllm:num_requests_waiting');
     }
     peak.aRunning = Math.max(peak.aRunning, v('infermeter_engine_requests_running', 'engine-a'));
-    peak.bWaiting = Math.max(peak.bWaiting, v('infermeter_engine_requests_waiting', 'engine-b'));
-    peak.bRunning = Math.max(peak.bRunning, v('infermeter_engine_requests_running', 'engine-b'));
+    const [bWaiting, bRunning] = [v('infermeter_engine_requests_waiting', 'engine-b'), v('infermeter_engine_requests_running', 'engine-b')];
+    if (bRunning === 8) bAllRunning = true;
+    peak.bWaiting = Math.max(peak.bWaiting, bWaiting);
+    if (bAllRunning) peak.bWaitingAfterAllRunning = Math.max(peak.bWaitingAfterAllRunning, bWaiting);
+    peak.bHeld = Math.max(peak.bHeld, bWaiting + bRunning);
+    peak.bRunning = Math.max(peak.bRunning, bRunning);
     await new Promise((r) => setTimeout(r, 50));
   }
-  assert.ok(peak.aWaiting >= 4, `engine-a's series show its queue (peak ${peak.aWaiting} waiting; the engine said ${peak.simAWaitingThen} then)`);
+  assert.ok(peak.aWaiting >= 4, `engine-a's series show its queue (peak ${peak.aWaiting} waiting; the engine said ${peak.simAWaitingThen} then, ${peak.simAWaiting} at most)`);
   assert.equal(peak.aRunning, 2, 'engine-a runs at most its 2 sequences');
-  assert.ok(peak.bRunning >= 2, `engine-b's series show its own running requests (peak ${peak.bRunning})`);
-  assert.equal(peak.bWaiting, 0, 'engine-b, with room for all, queues nothing');
+  assert.ok(bAllRunning, `engine-b's series show its own running requests, all 8 at once (peak ${peak.bRunning})`);
+  assert.equal(peak.bWaitingAfterAllRunning, 0, `engine-b, with room for all, queues nothing once all 8 run (peak ${peak.bWaiting} waiting while they arrived)`);
+  assert.ok(peak.bHeld <= 8, `engine-b's series hold only engine-b's 8 requests (peak ${peak.bHeld} running + waiting)`);
 
   const served = await all;
   assert.deepEqual(served.slice(0, 16), Array(16).fill('model-a'));
@@ -131,6 +142,6 @@ test('two engines with different models behind one infermeter: routing, engine s
   console.log(JSON.stringify({
     figures: 'two engines, 16 requests to model-a (max 2 running), 8 to model-b',
     engineA: { servedByEngine: sumSamples(simA, 'vllm:request_success_total'), servedByInfermeter: okOn('engine-a', 'model-a'), peakWaitingInfermeter: peak.aWaiting, peakWaitingEngine: peak.simAWaiting, peakRunningInfermeter: peak.aRunning },
-    engineB: { servedByEngine: sumSamples(simB, 'vllm:request_success_total'), servedByInfermeter: okOn('engine-b', 'model-b'), peakWaitingInfermeter: peak.bWaiting, peakRunningInfermeter: peak.bRunning, peakRunningEngine: peak.simBRunning },
+    engineB: { servedByEngine: sumSamples(simB, 'vllm:request_success_total'), servedByInfermeter: okOn('engine-b', 'model-b'), peakWaitingInfermeter: peak.bWaiting, peakWaitingAfterAllRunning: peak.bWaitingAfterAllRunning, peakRunningInfermeter: peak.bRunning, peakRunningEngine: peak.simBRunning },
   }));
 });

@@ -59,3 +59,53 @@ test('no source file is over 400 lines (STYLE.md: over 400 is a sign to split by
   for (const d of ['src', 'bench', 'scripts']) walk(d);
   assert.deepEqual(long, []);
 });
+
+/**
+ * Nothing outside metrics/ reads prom-client's registry back (docs/architecture.md, "The
+ * machine snapshot"): machine state is read from collectors/snapshot.ts, request figures from
+ * the judged batch. A lookup by name is allowed in metrics/ only; a view of every family
+ * (which a reader could search by name) in metrics/ and in the exposition renderers of
+ * exporters/prometheus/, whose job is writing every family out. Comment lines are not code.
+ */
+const REGISTRY_READS: readonly { method: RegExp; allowed: RegExp }[] = [
+  { method: /\b(getSingleMetric|getSingleMetricAsString)\b/, allowed: /^src\/metrics\// },
+  { method: /\b(getMetricsAsJSON|getMetricsAsArray)\b/, allowed: /^src\/(metrics|exporters\/prometheus)\// },
+];
+
+function registryReads(file: string, text: string): string[] {
+  const found: string[] = [];
+  text.split('\n').forEach((line, i) => {
+    if (/^\s*(\/\/|\/\*|\*)/.test(line)) return;
+    for (const r of REGISTRY_READS) {
+      const m = r.method.exec(line);
+      if (m && !r.allowed.test(file)) found.push(`${file}:${i + 1}: ${m[1]}`);
+    }
+  });
+  return found;
+}
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
+    const p = `${dir}/${e.name}`;
+    return e.isDirectory() ? tsFiles(p) : p.endsWith('.ts') ? [p] : [];
+  });
+}
+
+test('nothing outside metrics/ reads prom-client\'s registry back by name (machine state comes from the snapshot)', () => {
+  const files = tsFiles('src');
+  assert.ok(files.length > 150, `read the tree (${files.length} files)`);
+  const found = files.flatMap((f) => registryReads(f, readFileSync(join(ROOT, f), 'utf8')));
+  assert.deepEqual(found, [], found.join('\n'));
+});
+
+test('the registry rule can fail: a lookup by name outside metrics/, or a view of every family outside the renderers, is caught', () => {
+  const byName = 'const m = registry.getSingleMetric(M.gpuUtil);';
+  assert.deepEqual(registryReads('src/exporters/ui/state.ts', byName), ['src/exporters/ui/state.ts:1: getSingleMetric']);
+  assert.deepEqual(registryReads('src/side/side.ts', `x;\nconst t = await registry.getSingleMetricAsString('up');`), ['src/side/side.ts:2: getSingleMetricAsString']);
+  assert.deepEqual(registryReads('src/exporters/prometheus/proto.ts', byName), ['src/exporters/prometheus/proto.ts:1: getSingleMetric']);
+  assert.deepEqual(registryReads('src/exporters/ui/state.ts', 'const all = await registry.getMetricsAsJSON();'), ['src/exporters/ui/state.ts:1: getMetricsAsJSON']);
+  assert.deepEqual(registryReads('src/collectors/runner.ts', 'for (const m of registry.getMetricsAsArray()) {}'), ['src/collectors/runner.ts:1: getMetricsAsArray']);
+  assert.deepEqual(registryReads('src/metrics/bottleneck/machine.ts', byName), [], 'metrics/ may');
+  assert.deepEqual(registryReads('src/exporters/prometheus/proto.ts', 'const f = await registry.getMetricsAsJSON();'), [], 'the renderers write every family');
+  assert.deepEqual(registryReads('src/exporters/ui/state.ts', ' * registry.getSingleMetric(name) is not how this reads'), [], 'a comment line is not code');
+});

@@ -1,8 +1,10 @@
 /**
  * The engine collector: scrapes the inference server's own /metrics and re-exports it
- * under stable `infermeter_engine_*` names (aliases.ts), labelled with the engine kind.
- * When a scrape fails every engine series is removed, so a dead engine never shows its
- * last good values as current; the runner reports the failure (up=0, errors by kind).
+ * under stable `infermeter_engine_*` names (aliases.ts), labelled with the engine kind, and
+ * publishes the same figures as the upstream's engine reading in the machine snapshot
+ * (reading.ts). When a scrape fails every engine series is removed, and the reading with
+ * them, so a dead engine never shows its last good values as current; the runner reports
+ * the failure (up=0, errors by kind).
  */
 import { parsePrometheusText } from '../../lib/prom-text.js';
 import { CollectorError, type Collector, type CollectorContext, type CollectorEntry, type CollectorOptions } from '../types.js';
@@ -12,6 +14,8 @@ import { sharedFamily, type SnapshotFamily } from './families.js';
 import type { UpstreamSpec } from '../../lib/upstream-spec.js';
 import { normalize, type Snapshot } from './normalize.js';
 import { ScrapeClient } from './scrape.js';
+import { engineReading } from './reading.js';
+import { MachineSnapshot } from '../snapshot.js';
 import { upstreamConnectOptions } from '../../lib/tls.js';
 
 export interface EngineCollectorOptions {
@@ -38,6 +42,7 @@ export class EngineCollector implements Collector {
   private readonly families = new Map<EngineMetricName, SnapshotFamily>();
   private readonly client: ScrapeClient;
   private readonly table: AliasTable;
+  private readonly machine: MachineSnapshot;
   private warnedEmpty = false;
 
   private readonly upstream: UpstreamSpec;
@@ -57,6 +62,7 @@ export class EngineCollector implements Collector {
     const sameOrigin = new URL(upstream.engineMetrics).origin === new URL(upstream.url).origin;
     this.client = new ScrapeClient(upstream.engineMetrics, options.maxBytes, sameOrigin ? upstreamConnectOptions({ ...upstream, upstream: upstream.url }) : undefined);
     for (const def of ENGINE_METRICS) this.families.set(def.name, sharedFamily(def, ctx.registry));
+    this.machine = ctx.machine ?? new MachineSnapshot();
   }
 
   async collect(signal: AbortSignal): Promise<void> {
@@ -71,6 +77,7 @@ export class EngineCollector implements Collector {
     for (const [metric, family] of this.families) {
       family.set((snapshot.get(metric) ?? []).map((v) => ({ ...v, labels: { ...v.labels, upstream: name } })), name);
     }
+    this.machine.setEngine(engineReading(snapshot, name, this.upstream.engine, Date.now()));
     if (snapshot.size === 0 && !this.warnedEmpty) {
       this.warnedEmpty = true;
       this.ctx.log.warn({ url: this.upstream.engineMetrics, engine: this.upstream.engine, upstream: name }, 'engine /metrics has none of the known metric names for this engine; check --engine');
@@ -79,6 +86,7 @@ export class EngineCollector implements Collector {
 
   private clear(): void {
     for (const family of this.families.values()) family.clear(this.upstream.name);
+    this.machine.removeEngine(this.upstream.name);
   }
 
   async close(): Promise<void> {

@@ -19,6 +19,7 @@ import { SHOW_ALL_DEVICES_ENV, dmonCommands, gpmIdsFor, parseDmonHelp, type Dmon
 import { parseGpuFacts, type GpuFacts } from './query.js';
 import { GpuSeries } from './series.js';
 import { GpuSourceInfo } from './source-info.js';
+import type { MachineSnapshot } from '../snapshot.js';
 
 export interface GpuCollectorOptions {
   binary: string;
@@ -46,7 +47,10 @@ export interface GpuCollectorOptions {
 
 interface Latest {
   sample: DmonSample;
+  /** performance.now() at arrival, for staleness. */
   at: number;
+  /** Unix ms at arrival, for the machine snapshot. */
+  readAt: number;
 }
 
 /** How long the start waits for `dmon -h` and the facts before starting dmon without them. */
@@ -84,12 +88,13 @@ export class GpuCollector implements Collector {
     private readonly options: GpuCollectorOptions,
     registry: Registry,
     private readonly log: Logger,
+    machine?: MachineSnapshot,
   ) {
     this.sampleMs = options.sampleMs ?? options.intervalSeconds * 1000;
     this.staleMs = this.sampleMs * (options.staleIntervals ?? 3);
     this.factsRetryMs = options.factsRetryMs ?? 30_000;
     this.env = { ...(options.env ?? process.env), ...SHOW_ALL_DEVICES_ENV };
-    this.series = new GpuSeries(registry);
+    this.series = new GpuSeries(registry, machine);
     this.sourceInfo = new GpuSourceInfo(registry, 'nvidia-smi');
     const counter = (name: string) => {
       const d = GPU_METRICS.find((m) => m.name === name)!;
@@ -120,7 +125,7 @@ export class GpuCollector implements Collector {
         this.latest.delete(gpu);
         this.series.remove(gpu);
       } else {
-        this.series.publish(l.sample, this.facts?.get(gpu));
+        this.series.publish(l.sample, this.facts?.get(gpu), l.readAt);
       }
     }
     if (this.latest.size > 0) return;
@@ -203,7 +208,7 @@ export class GpuCollector implements Collector {
   }
 
   private onSample(sample: DmonSample): void {
-    this.latest.set(sample.gpu, { sample, at: performance.now() });
+    this.latest.set(sample.gpu, { sample, at: performance.now(), readAt: Date.now() });
     if (this.facts && !this.facts.has(sample.gpu)) this.factsOutdated = true;
     const before = this.gpm.status;
     const unavailable = this.gpm.sample(sample);

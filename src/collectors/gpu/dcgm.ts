@@ -16,6 +16,7 @@ import type { DmonSample } from './dmon.js';
 import type { GpuFacts } from './query.js';
 import { GpuSeries } from './series.js';
 import { GpuSourceInfo } from './source-info.js';
+import type { MachineSnapshot } from '../snapshot.js';
 
 export interface DcgmSnapshot {
   samples: DmonSample[];
@@ -78,8 +79,9 @@ export class DcgmCollector implements Collector {
     private readonly url: string,
     registry: Registry,
     private readonly log: Logger,
+    machine?: MachineSnapshot,
   ) {
-    this.series = new GpuSeries(registry);
+    this.series = new GpuSeries(registry, machine);
     this.sourceInfo = new GpuSourceInfo(registry, 'dcgm-exporter');
     this.client = url ? new ScrapeClient(url) : null;
   }
@@ -96,8 +98,9 @@ export class DcgmCollector implements Collector {
     }
     const facts = new Map(snapshot.facts.map((f) => [f.index, f]));
     const seen = new Set<number>();
+    const at = Date.now();
     for (const s of snapshot.samples) {
-      this.series.publish(s, facts.get(s.gpu));
+      this.series.publish(s, facts.get(s.gpu), at);
       seen.add(s.gpu);
     }
     for (const gpu of this.series.gpus()) if (!seen.has(gpu)) this.series.remove(gpu);

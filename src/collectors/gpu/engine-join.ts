@@ -1,8 +1,9 @@
 /**
  * The GPU-to-engine collector: publishes `infermeter_gpu_engine_info{gpu, uuid, upstream} 1`
- * (attribution.ts decides the rows). Its I/O is two nvidia-smi queries (GPU ids; compute apps,
- * only when some local upstream has no gpus:) and one read of /proc. Runs when there is
- * something to tie: several upstreams, or any gpus: setting.
+ * (attribution.ts decides the rows), and the same rows as the machine snapshot's join. Its
+ * I/O is two nvidia-smi queries (GPU ids; compute apps, only when some local upstream has no
+ * gpus:) and one read of /proc. Runs when there is something to tie: several upstreams, or
+ * any gpus: setting.
  */
 import { Gauge } from 'prom-client';
 import { runCommand } from '../../lib/spawn.js';
@@ -12,6 +13,7 @@ import { CollectorError, type Collector, type CollectorContext, type CollectorEn
 import { GPU_ENGINE_INFO_METRIC, GPU_METRICS } from './columns.js';
 import { joinRows, parseComputeApps, unmatchedGpus, type AttributionTarget, type GpuId } from './attribution.js';
 import { parseQueryCsv, queryNumber } from './query.js';
+import { MachineSnapshot } from '../snapshot.js';
 
 const QUERY_TIMEOUT_MS = 10_000;
 
@@ -25,6 +27,7 @@ export interface EngineJoinOptions {
 export class GpuEngineJoinCollector implements Collector {
   readonly name = 'gpu_engine';
   private readonly gauge: Gauge;
+  private readonly machine: MachineSnapshot;
   private warned = false;
 
   constructor(
@@ -33,6 +36,7 @@ export class GpuEngineJoinCollector implements Collector {
   ) {
     const d = GPU_METRICS.find((m) => m.name === GPU_ENGINE_INFO_METRIC)!;
     this.gauge = new Gauge({ name: d.name, help: d.help, labelNames: [...d.labels], registers: [ctx.registry] });
+    this.machine = ctx.machine ?? new MachineSnapshot();
   }
 
   async collect(): Promise<void> {
@@ -58,12 +62,18 @@ export class GpuEngineJoinCollector implements Collector {
     const rows = joinRows(targets, gpus, apps);
     this.gauge.reset();
     for (const row of rows) this.gauge.set({ ...row }, 1);
+    this.machine.setGpuEngines({ rows: rows.map((r) => ({ gpu: Number(r.gpu), uuid: r.uuid, upstream: r.upstream })), at: Date.now() });
+  }
+
+  private clear(): void {
+    this.gauge.reset();
+    this.machine.setGpuEngines(null);
   }
 
   private async gpuIds(): Promise<GpuId[]> {
     const r = await runCommand(this.options.binary, ['--query-gpu=index,uuid', '--format=csv,noheader,nounits'], QUERY_TIMEOUT_MS);
     if (r.code !== 0) {
-      this.gauge.reset();
+      this.clear();
       throw new CollectorError(r.error ? 'not_found' : 'query_failed', `nvidia-smi --query-gpu=index,uuid failed (${r.error ? r.error.message : `exit ${r.code ?? r.signal}`})`);
     }
     const table = parseQueryCsv(r.stdout, ['index', 'uuid']);
@@ -76,7 +86,7 @@ export class GpuEngineJoinCollector implements Collector {
   }
 
   close(): void {
-    this.gauge.reset();
+    this.clear();
   }
 }
 

@@ -8,10 +8,10 @@ export const GPU_COLLECTOR: CollectorEntry = {
   name: 'gpu',
   interval: (c) => c.gpuInterval,
   enabled: (c) => c.collectorGpu,
-  create: ({ registry, config, log }) => {
+  create: ({ registry, config, log, machine }) => {
     const source = resolveGpuSource(config);
     log.info({ source, setting: config.gpuSource }, 'GPU source');
-    if (source === 'dcgm-exporter') return new DcgmCollector(config.dcgmExporterUrl, registry, log);
-    return new GpuCollector({ binary: config.nvidiaSmi, columns: config.dmonColumns, intervalSeconds: config.gpuInterval }, registry, log);
+    if (source === 'dcgm-exporter') return new DcgmCollector(config.dcgmExporterUrl, registry, log, machine);
+    return new GpuCollector({ binary: config.nvidiaSmi, columns: config.dmonColumns, intervalSeconds: config.gpuInterval }, registry, log, machine);
   },
 };

@@ -1,6 +1,8 @@
 /**
  * The host collector: CPU, load, memory and network of the machine (systeminformation,
- * which reads /proc on Linux) and the daemon's own process figures.
+ * which reads /proc on Linux) and the daemon's own process figures; the same figures are
+ * the host and process parts of the machine snapshot. A failed read leaves the last ones
+ * (gauges and snapshot alike), whose `at` then says how old they are.
  */
 import { loadavg } from 'node:os';
 import si from 'systeminformation';
@@ -9,6 +11,7 @@ import { gauge } from '../../lib/metric-def.js';
 import { CollectorError, type Collector, type CollectorContext, type CollectorEntry, type CollectorOptions } from '../types.js';
 import { SnapshotFamily } from '../engine/families.js';
 import { hostDef } from './metrics.js';
+import { MachineSnapshot, type NetworkReading } from '../snapshot.js';
 
 export class HostCollector implements Collector {
   readonly name = 'host';
@@ -21,9 +24,11 @@ export class HostCollector implements Collector {
   private readonly rss: Gauge;
   private readonly heap: Gauge;
   private readonly cpuSeconds: SnapshotFamily;
+  private readonly machine: MachineSnapshot;
 
   constructor(ctx: CollectorContext) {
     const r = ctx.registry;
+    this.machine = ctx.machine ?? new MachineSnapshot();
     this.cpu = gauge(r, hostDef('infermeter_host_cpu_utilization_ratio'));
     this.load = [gauge(r, hostDef('infermeter_host_load1')), gauge(r, hostDef('infermeter_host_load5')), gauge(r, hostDef('infermeter_host_load15'))];
     this.memUsed = gauge(r, hostDef('infermeter_host_memory_used_bytes'));
@@ -46,17 +51,24 @@ export class HostCollector implements Collector {
     } catch (err) {
       throw new CollectorError('systeminformation', `reading host figures failed: ${(err as Error).message}`, { cause: err });
     }
-    this.cpu.set(clamp01(load.currentLoad / 100));
-    loadavg().forEach((v, i) => this.load[i]!.set(v));
+    const cpu = clamp01(load.currentLoad / 100);
+    const [load1, load5, load15] = loadavg() as [number, number, number];
+    this.cpu.set(cpu);
+    [load1, load5, load15].forEach((v, i) => this.load[i]!.set(v));
     this.memTotal.set(mem.total);
     this.memUsed.set(mem.total - mem.available);
     this.rx.reset();
     this.tx.reset();
+    const network: NetworkReading[] = [];
     for (const n of net) {
       // null on the first call: a rate needs two readings
-      if (typeof n.rx_sec === 'number' && n.rx_sec >= 0) this.rx.set({ device: n.iface }, n.rx_sec);
-      if (typeof n.tx_sec === 'number' && n.tx_sec >= 0) this.tx.set({ device: n.iface }, n.tx_sec);
+      const rx = typeof n.rx_sec === 'number' && n.rx_sec >= 0 ? n.rx_sec : null;
+      const tx = typeof n.tx_sec === 'number' && n.tx_sec >= 0 ? n.tx_sec : null;
+      if (rx !== null) this.rx.set({ device: n.iface }, rx);
+      if (tx !== null) this.tx.set({ device: n.iface }, tx);
+      network.push({ device: n.iface, receiveBytesPerSecond: rx, transmitBytesPerSecond: tx });
     }
+    this.machine.setHost({ cpuUtilization: cpu, load1, load5, load15, memoryUsedBytes: mem.total - mem.available, memoryTotalBytes: mem.total, network, at: Date.now() });
   }
 
   private collectProcess(): void {
@@ -64,7 +76,9 @@ export class HostCollector implements Collector {
     this.rss.set(mem.rss);
     this.heap.set(mem.heapUsed);
     const cpu = process.cpuUsage();
-    this.cpuSeconds.set([{ labels: {}, value: (cpu.user + cpu.system) / 1e6 }]);
+    const cpuSecondsTotal = (cpu.user + cpu.system) / 1e6;
+    this.cpuSeconds.set([{ labels: {}, value: cpuSecondsTotal }]);
+    this.machine.setProcess({ residentMemoryBytes: mem.rss, heapUsedBytes: mem.heapUsed, cpuSecondsTotal, at: Date.now() });
   }
 }
 

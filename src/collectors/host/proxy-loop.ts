@@ -2,12 +2,14 @@
  * The proxy thread's event-loop delay. Collectors run in the metrics worker, whose loop
  * says nothing about the proxy's, so the delay is measured on the main thread with
  * monitorProxyLoop() (BatchingSink does this on every proxy loop) and handed to the
- * metrics side, which sets the gauges through ProxyLoopMetrics.
+ * metrics side, which sets the gauges (and the machine snapshot's proxy-loop part) through
+ * ProxyLoopMetrics.
  */
 import type { Gauge, Registry } from 'prom-client';
 import { gauge } from '../../lib/metric-def.js';
 import { hostDef } from './metrics.js';
 import type { ProxyLoopSample } from '../../record/loop.js';
+import { MachineSnapshot } from '../snapshot.js';
 
 /**
  * The metrics-side gauges, set from samples passed in. Under --workers every proxy loop
@@ -18,7 +20,10 @@ export class ProxyLoopMetrics {
   private readonly heap: Gauge;
   private readonly latest = new Map<number, ProxyLoopSample>();
 
-  constructor(registry: Registry) {
+  constructor(
+    registry: Registry,
+    private readonly machine = new MachineSnapshot(),
+  ) {
     this.delay = gauge(registry, hostDef('infermeter_proxy_event_loop_delay_seconds'));
     this.heap = gauge(registry, hostDef('infermeter_proxy_heap_used_bytes'));
   }
@@ -48,5 +53,6 @@ export class ProxyLoopMetrics {
     this.delay.set({ stat: 'p99' }, p99);
     this.delay.set({ stat: 'max' }, max);
     this.heap.set(heap);
+    this.machine.setProxyLoop({ delayP50Seconds: p50, delayP99Seconds: p99, delayMaxSeconds: max, heapUsedBytes: heap, at: Date.now() });
   }
 }

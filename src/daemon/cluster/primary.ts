@@ -1,8 +1,8 @@
 /**
  * `--workers N` (N > 1): N proxy processes share the listener through node:cluster (Node 20
  * has no SO_REUSEPORT), and this process, the primary, is the one metrics side of the
- * machine. Its metrics thread (metrics/worker.ts, at nice 10) owns the registry, OTLP, the
- * collectors, the model list and the /metrics listener, exactly as in a single process;
+ * machine. Its metrics thread (daemon/metrics-thread.ts, at nice 10) owns the registry, OTLP, the
+ * collectors, the model lists and the /metrics listener, exactly as in a single process;
  * the primary's own loop only accepts connections (round-robin to the workers), relays
  * record batches to that thread and keeps the workers running.
  *
@@ -18,6 +18,7 @@ import type { Config } from '../../config.js';
 import { startMetrics, warnUnsafe, type Running } from '../start.js';
 import { setLogLevel } from '../../lib/log.js';
 import { CONFIG_ENV, PORT_ENV, type FromProxyWorker, type ToProxyWorker } from './messages.js';
+import type { ModelLists } from '../../record/model-lists.js';
 
 const RESTART_MIN_MS = 100;
 const RESTART_MAX_MS = 5000;
@@ -44,6 +45,12 @@ export async function startCluster(config: Config, log: Logger): Promise<Running
   let shuttingDown = false;
   let backoff = RESTART_MIN_MS;
   const live = new Set<Worker>();
+  // Several upstreams: every worker routes by the model lists the metrics side reads (metrics/models.ts).
+  let lists: ModelLists | null = null;
+  metrics.onModelLists((next) => {
+    lists = next;
+    for (const w of live) if (w.isConnected()) w.send({ type: 'models', lists: next } satisfies ToProxyWorker);
+  });
 
   /** Forks one worker; resolves with its port once it listens. */
   const fork = (): Promise<number> =>
@@ -55,6 +62,9 @@ export async function startCluster(config: Config, log: Logger): Promise<Running
       let disconnected = false;
       w.on('message', (msg: FromProxyWorker) => {
         if (msg.type === 'batch') metrics.post({ type: 'batch', batch: { ...msg.batch, source: w.id } });
+        else if (msg.type === 'started') {
+          if (lists) w.send({ type: 'models', lists } satisfies ToProxyWorker);
+        }
         else if (msg.type === 'loop') metrics.post({ type: 'loop', source: w.id, sample: msg.sample });
         else if (msg.type === 'listening') {
           metrics.post({ type: 'proxy-state', source: w.id, state: 'listening' });

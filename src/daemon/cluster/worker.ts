@@ -1,8 +1,8 @@
 /**
  * A `--workers` proxy process: the same proxy as a single process (app.ts), whose record
  * batches go to the cluster primary over IPC instead of to a metrics thread of its own.
- * The primary owns the metrics side, the collectors and the model list; a worker only
- * timestamps, frames, counts and forwards.
+ * The primary owns the metrics side, the collectors and the model lists (it sends them here,
+ * for routing); a worker only timestamps, frames, counts and forwards.
  */
 import cluster from 'node:cluster';
 import { buildApp } from '../../proxy/app.js';
@@ -46,7 +46,9 @@ function drain(reason: string): void {
 process.on('message', (msg: ToProxyWorker) => {
   if (msg.type === 'drain') drain('primary');
   else if (msg.type === 'reload') setLogLevel(log, msg.logLevel);
+  else if (msg.type === 'models') app.upstreams.update(msg.lists);
 });
+send({ type: 'started' });
 // SIGHUP is the primary's to act on (it re-reads the config and tells every worker); a
 // worker must not die of it when `kill -HUP` reaches the whole process group.
 process.on('SIGHUP', () => undefined);

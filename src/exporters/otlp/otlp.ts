@@ -1,7 +1,7 @@
 /**
- * OTLP push of the request metrics, fed from the same RequestRecords as the Prometheus side
- * (MetricsSide calls both with each batch, in the metrics worker). This module is loaded
- * only when the standard OTEL_* variables ask for OTLP (otlp-start.ts decides); otherwise
+ * OTLP push of the request metrics, fed the same judged batches as the Prometheus side
+ * (both are consumers in side/consumers.ts, in the metrics worker). This module is loaded
+ * only when the standard OTEL_* variables ask for OTLP (start.ts decides); otherwise
  * no OpenTelemetry code is even loaded.
  *
  * What is exported: the request, token and SLO instruments below. Collector gauges (GPU,
@@ -23,9 +23,8 @@ import { createExporter } from './export.js';
 import type { HistogramAggregation, OtlpSettings } from '../../lib/otel-env.js';
 import { ATTR, OTLP_INSTRUMENTS, instrumentSpec, type InstrumentKey } from './instruments.js';
 import { tpotSeconds, type RequestRecord } from '../../record/record.js';
-import { type RecordBatch } from '../../metrics/batch.js';
-import { judge, type Verdict } from '../../slo/judge.js';
-import type { SloConfig } from '../../slo/config.js';
+import type { JudgedBatch } from '../../metrics/batch.js';
+import type { Verdict } from '../../slo/judge.js';
 
 const GENERATION_OPERATIONS = new Set(['chat', 'text_completion']);
 /** A final export on shutdown must not hold the daemon up when the collector is gone. */
@@ -36,8 +35,6 @@ export const PACKAGE_VERSION = readVersion();
 export interface OtlpOptions {
   buckets: Record<BucketSet, number[]>;
   provider: string;
-  slos: SloConfig;
-  modelLabel: (model: string) => string;
   exporter: PushMetricExporter;
   intervalMs: number;
   timeoutMs: number;
@@ -47,21 +44,18 @@ export interface OtlpOptions {
   resource?: Record<string, string>;
 }
 
-/** The recorder for this process, once otlp-start.ts has decided that OTLP is on. */
 /** What OTLP metrics read of the configuration. */
 export interface OtlpConfigOptions {
   buckets: Record<BucketSet, number[]>;
   engine: EngineKind;
   listen: HostPort;
-  slos: SloConfig;
 }
 
-export function createOtlpRecorder(config: OtlpConfigOptions, log: Logger, modelLabel: (m: string) => string, settings: OtlpSettings): OtlpRecorder {
+/** The recorder for this process, once start.ts has decided that OTLP is on. */
+export function createOtlpRecorder(config: OtlpConfigOptions, log: Logger, settings: OtlpSettings): OtlpRecorder {
   return new OtlpRecorder({
     buckets: config.buckets,
     provider: config.engine,
-    slos: config.slos,
-    modelLabel,
     exporter: createExporter(settings, log),
     intervalMs: settings.intervalMs,
     timeoutMs: settings.timeoutMs,
@@ -102,19 +96,14 @@ export class OtlpRecorder {
       .addCallback((result) => result.observe(this.inFlight));
   }
 
-  /** A reload: the next records are judged by these thresholds, as on the Prometheus side. */
-  setSlos(slos: SloConfig): void {
-    this.opts.slos = slos;
-  }
-
-  ingest(batch: RecordBatch): void {
+  /** Labels and verdicts come with the batch (judged once, metrics/batch.ts), as on the Prometheus side. */
+  ingest(batch: JudgedBatch): void {
     this.inFlight = batch.inFlight;
-    batch.records.forEach((r, i) => this.record(r, batch.verdicts?.[i]));
+    batch.records.forEach((r, i) => this.record(r, batch.labels[i]!, batch.verdicts[i]!));
   }
 
   /** The same decisions as the Prometheus side (prometheus.ts), in OTel spelling. */
-  record(r: RequestRecord, judged?: Verdict[] | null): void {
-    const model = this.opts.modelLabel(r.model);
+  private record(r: RequestRecord, model: string, verdicts: readonly Verdict[] | null): void {
     const base: Attributes = { [ATTR.operation]: r.operation, [ATTR.provider]: this.opts.provider, [ATTR.model]: model };
     const failed = r.outcome !== 'ok';
     const errorType = failed ? (r.errorType ?? r.outcome) : undefined;
@@ -133,7 +122,7 @@ export class OtlpRecorder {
     // Semantic conventions: request duration covers failed requests too, marked by error.type.
     // Filter on error.type being absent for the ok-only E2E that /metrics exports.
     else if (failed && r.e2e >= 0) this.h.e2e.record(r.e2e, { ...base, [ATTR.errorType]: errorType });
-    this.recordSlo(model, r, judged);
+    this.recordSlo(model, verdicts);
   }
 
   private recordTimings(r: RequestRecord, base: Attributes): void {
@@ -146,8 +135,7 @@ export class OtlpRecorder {
     if (tpot >= 0) this.h.tpot.record(tpot, base);
   }
 
-  private recordSlo(model: string, r: RequestRecord, judged: Verdict[] | null | undefined): void {
-    const verdicts = judged !== undefined ? judged : judge(this.opts.slos, model, r);
+  private recordSlo(model: string, verdicts: readonly Verdict[] | null): void {
     if (!verdicts) return;
     const attrs = { [ATTR.model]: model };
     let allGood = true;

@@ -7,7 +7,8 @@
  * always_scrape_classic_histograms) still answers classic `_bucket` queries.
  */
 import { readFileSync } from 'node:fs';
-import protobuf from 'protobufjs';
+import { createRequire } from 'node:module';
+import type * as Protobuf from 'protobufjs';
 import type { MetricObjectWithValues, MetricValue, MetricValueWithName, Registry } from 'prom-client';
 import { labelKey, nativeHistogramsOf, type NativeHistograms } from '../../metrics/native-store.js';
 
@@ -16,8 +17,19 @@ export const PROTOBUF_CONTENT_TYPE = 'application/vnd.google.protobuf; proto=io.
 /** The schema file, in the repo and in the installed package alike (dist/src/exporters/prometheus → root). */
 export const METRICS_PROTO_PATH = new URL('../../../../schemas/prometheus/metrics.proto', import.meta.url);
 
+const require = createRequire(import.meta.url);
+let loaded: typeof Protobuf | undefined;
+/**
+ * protobufjs, loaded on the first protobuf scrape: most scrapers never ask for it, and the
+ * metrics thread starts (and /readyz answers) sooner without it.
+ */
+function pb(): typeof Protobuf {
+  return (loaded ??= require('protobufjs') as typeof Protobuf);
+}
+
 /** Parses metrics.proto (with google.protobuf.Timestamp from protobufjs' bundled copy). */
-export function loadMetricsProto(path: URL | string = METRICS_PROTO_PATH): protobuf.Root {
+export function loadMetricsProto(path: URL | string = METRICS_PROTO_PATH): Protobuf.Root {
+  const protobuf = pb();
   const root = new protobuf.Root();
   root.addJSON(protobuf.common.get('google/protobuf/timestamp.proto')!.nested!);
   protobuf.parse(readFileSync(path, 'utf8'), root, { keepCase: true });
@@ -27,8 +39,8 @@ export function loadMetricsProto(path: URL | string = METRICS_PROTO_PATH): proto
 
 const TYPE = { counter: 0, gauge: 1, summary: 2, untyped: 3, histogram: 4 } as const;
 
-let metricFamily: protobuf.Type | undefined;
-function metricFamilyType(): protobuf.Type {
+let metricFamily: Protobuf.Type | undefined;
+function metricFamilyType(): Protobuf.Type {
   return (metricFamily ??= loadMetricsProto().lookupType('io.prometheus.client.MetricFamily'));
 }
 
@@ -40,7 +52,7 @@ export async function encodeRegistry(registry: Registry): Promise<Buffer> {
   const families = (await registry.getMetricsAsJSON()) as Json[];
   const natives = nativeHistogramsOf(registry);
   const type = metricFamilyType();
-  const writer = protobuf.Writer.create();
+  const writer = pb().Writer.create();
   for (const f of families) {
     const message = familyMessage(f, natives);
     if (message) type.encodeDelimited(message, writer);
@@ -164,7 +176,7 @@ export interface DecodedFamily {
 /** Every MetricFamily of a length-delimited body, as plain objects (enums as names, longs as numbers). */
 export function decodeMetricFamilies(body: Uint8Array): DecodedFamily[] {
   const type = metricFamilyType();
-  const reader = protobuf.Reader.create(body);
+  const reader = pb().Reader.create(body);
   const out: DecodedFamily[] = [];
   while (reader.pos < reader.len) {
     const f = type.toObject(type.decodeDelimited(reader), { longs: Number, enums: String, defaults: false }) as DecodedFamily;

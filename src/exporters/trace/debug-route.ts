@@ -2,11 +2,16 @@
  * GET /debug/requests on the metrics listener: the slow-request log as JSON
  * (`?model=<label>` for one model). Timings, counts and ids only.
  */
-import type { ServerResponse } from 'node:http';
+import type { Routes } from '../../metrics/consumer.js';
 import type { SlowLog } from './slow-log.js';
 
-export function serveDebugRequests(log: SlowLog, url: string, method: string, res: ServerResponse): void {
-  const model = new URL(url, 'http://x').searchParams.get('model') ?? undefined;
-  const body = JSON.stringify(log.snapshot(model), null, 1);
-  res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(method === 'HEAD' ? undefined : body);
+export function debugRequestsRoutes(log: SlowLog): Routes {
+  return (app) => {
+    app.get('/debug/requests', (req, reply) => {
+      const model = new URL(req.url, 'http://x').searchParams.get('model') ?? undefined;
+      // A Buffer: Fastify leaves the content type of a Buffer as it is given.
+      const body = Buffer.from(JSON.stringify(log.snapshot(model), null, 1));
+      return reply.code(200).headers({ 'content-type': 'application/json', 'cache-control': 'no-store' }).send(body);
+    });
+  };
 }

@@ -1,18 +1,22 @@
 /**
- * From a breach to its cause, on the metrics side: each finished request is judged once
- * more against its SLOs (a few comparisons) and then feeds the slow-request log, a
+ * From a breach to its cause, on the metrics side: each finished request, judged once by the
+ * metrics side (metrics/batch.ts), feeds the slow-request log (served at /debug/requests), a
  * rate-limited warn line when it missed an SLO, and, when tracing is on, its span. The
  * OpenTelemetry SDK is loaded only when tracing is on; spans of records that arrive while
- * it loads wait (bounded) and go out once it is ready.
+ * it loads wait (bounded, lib/until-ready.ts) and go out once it is ready.
  */
 import type { Logger } from 'pino';
 import type { EngineKind } from '../../lib/engines.js';
 import type { TraceSettings } from '../../lib/trace-env.js';
+import { UntilReady, loadThenFeed } from '../../lib/until-ready.js';
 import type { RequestRecord } from '../../record/record.js';
-import { judge, type Verdict } from '../../slo/judge.js';
-import type { SloConfig, SloName } from '../../slo/config.js';
+import type { Verdict } from '../../slo/judge.js';
+import type { SloName } from '../../slo/config.js';
+import type { JudgedBatch } from '../../metrics/batch.js';
+import type { BatchConsumer, Routes } from '../../metrics/consumer.js';
 import { SlowLog } from './slow-log.js';
 import type { SpanExport } from './spans.js';
+import { debugRequestsRoutes } from './debug-route.js';
 
 /** One warn line per this many ms at most; the lines in between are counted into the next one. */
 const BREACH_LOG_MS = 10_000;
@@ -22,75 +26,64 @@ const MAX_PENDING_SPANS = 10_000;
 export interface TrailOptions {
   engine: EngineKind;
   upstream: string;
-  slos: SloConfig;
   slowLogSize: number;
   slowLogWindow: number;
   traceKeepFailures: boolean;
   tracing: TraceSettings | null;
 }
 
-export class RequestTrail {
+export class RequestTrail implements BatchConsumer {
+  readonly name = 'trail';
   readonly slowLog: SlowLog;
   /** Resolves once the span exporter is loaded (null: tracing off or unavailable). */
   readonly spans: Promise<SpanExport | null>;
-  private exporter: SpanExport | null = null;
-  private pending: RequestRecord[] | null = null;
+  /** Spans waiting for the SDK to load (tracing on only). */
+  private readonly pending = new UntilReady<RequestRecord>(MAX_PENDING_SPANS);
   private lastBreachLog = -Infinity;
   private breachesUnlogged = 0;
-  /** The SLOs requests are judged against: the config's, until a reload replaces them. */
-  private slos: SloConfig;
+  readonly routes: Routes;
 
   constructor(
     private readonly config: TrailOptions,
     private readonly log: Logger,
-    private readonly modelLabel: (model: string) => string,
   ) {
-    this.slos = config.slos;
     this.slowLog = new SlowLog(config.slowLogSize, config.slowLogWindow);
-    this.spans = config.tracing ? this.loadSpans() : Promise.resolve(null);
+    this.routes = debugRequestsRoutes(this.slowLog);
+    if (config.tracing) {
+      this.spans = this.loadSpans(config.tracing);
+    } else {
+      this.pending.giveUp();
+      this.spans = Promise.resolve(null);
+    }
   }
 
-  private loadSpans(): Promise<SpanExport | null> {
-    const settings = this.config.tracing!;
-    this.pending = [];
+  private loadSpans(settings: TraceSettings): Promise<SpanExport | null> {
     this.log.info({ endpoint: settings.endpoint, protocol: settings.protocol, sampler: settings.sampler, ratio: settings.ratio, keepFailures: this.config.traceKeepFailures }, 'OTLP trace export on');
-    return Promise.all([import('./spans.js'), import('../otlp/otlp.js')]).then(
-      ([spans, otlp]) => {
-        this.exporter = new spans.SpanExport(settings, {
+    return loadThenFeed(
+      this.pending,
+      async () => {
+        const [spans, otlp] = await Promise.all([import('./spans.js'), import('../otlp/otlp.js')]);
+        return new spans.SpanExport(settings, {
           provider: this.config.engine,
           upstream: new URL(this.config.upstream),
           resource: otlp.buildResource({}),
           scopeVersion: otlp.PACKAGE_VERSION,
         }, this.log);
-        for (const r of this.pending ?? []) this.exporter.add(r, Date.now());
-        this.pending = null;
-        return this.exporter;
       },
-      (err: Error) => {
-        this.pending = null;
-        this.log.error({ err: err.message }, 'OTLP trace export unavailable: cannot load the OpenTelemetry SDK');
-        return null;
-      },
+      (exporter) => (r) => exporter.add(r, Date.now()),
+      (err) => this.log.error({ err: err.message }, 'OTLP trace export unavailable: cannot load the OpenTelemetry SDK'),
     );
   }
 
-  /** A config reload's new SLOs: judged from the next record on. */
-  setSlos(slos: SloConfig): void {
-    this.slos = slos;
-  }
-
-  /** `verdicts`: the records' SLO verdicts by index, if the caller judged them (RecordBatch.verdicts). */
-  ingest(records: readonly RequestRecord[], verdicts?: readonly (Verdict[] | null)[]): void {
-    records.forEach((r, i) => {
-      const model = this.modelLabel(r.model);
-      const judged = verdicts?.[i];
-      const breached = missed(judged !== undefined ? judged : judge(this.slos, model, r));
+  ingest(batch: JudgedBatch): void {
+    batch.records.forEach((r, i) => {
+      const model = batch.labels[i]!;
+      const breached = missed(batch.verdicts[i]!);
       this.slowLog.add(r, model, breached);
       if (breached.length > 0 && r.outcome === 'ok') this.logBreach(r, model, breached);
       if (r.traceId !== null && ((r.traceFlags & 1) === 1 || (this.config.traceKeepFailures && (r.outcome !== 'ok' || breached.length > 0)))) {
-        if (this.exporter) this.exporter.add(r, Date.now());
-        // The gaps are not part of a span: a waiting record keeps only what its span needs.
-        else if (this.pending && this.pending.length < MAX_PENDING_SPANS) this.pending.push({ ...r, chunkGaps: null });
+        // While the SDK loads, the gaps are not part of a span: a waiting record keeps only what its span needs.
+        this.pending.push(this.pending.waiting ? { ...r, chunkGaps: null } : r);
       }
     });
   }
@@ -115,11 +108,7 @@ export class RequestTrail {
   }
 }
 
-/** The SLOs `r` missed (a failed request misses every SLO it is judged on). */
-export function breachedSlos(config: { slos: SloConfig }, model: string, r: RequestRecord): SloName[] {
-  return missed(judge(config.slos, model, r));
-}
-
+/** The SLOs a record missed (a failed request misses every SLO it is judged on). */
 function missed(verdicts: readonly Verdict[] | null): SloName[] {
   if (!verdicts) return [];
   const out: SloName[] = [];

@@ -1,17 +1,16 @@
 /**
  * The status page's state on the metrics side: per model rings (model-state.ts) fed by the
- * request records, and once a second the collectors' latest values read back from the
- * registry into a 15-minute ring. Nothing here runs on the proxy's loop, and every
- * structure has a fixed size: models are bounded by the model label (models.ts), GPUs by
- * MAX_GPUS, and a model that sent nothing for an hour is dropped.
+ * request records, and once a second the collectors' latest values, read from the machine
+ * snapshot (collectors/snapshot.ts), into a 15-minute ring. Nothing here runs on the proxy's
+ * loop, and every structure has a fixed size: models are bounded by the model label
+ * (models.ts), GPUs by MAX_GPUS, and a model that sent nothing for an hour is dropped.
  */
-import type { Registry } from 'prom-client';
-import type { RequestRecord } from '../../record/record.js';
-import { judge, type Verdict } from '../../slo/judge.js';
+import type { JudgedBatch } from '../../metrics/batch.js';
 import type { SloConfig } from '../../slo/config.js';
 import { Ring } from './ring.js';
 import { CHART_SECONDS, COARSE_SLOT_SECONDS, COARSE_SLOTS, ModelState, coarseRange } from './model-state.js';
-import { MAX_GPUS, readCollectors, readEngine, readGpus, type CollectorReading, type EngineReading, type GpuReading } from './registry-read.js';
+import { MAX_GPUS, readCollectors, readEngine, readGpus, type CollectorStatus, type EngineTotals, type GpuStatus } from './machine-read.js';
+import type { MachineReader } from '../../collectors/snapshot.js';
 
 /** host ring fields. */
 export const HOST_FIELDS = ['inFlight', 'kvCacheUsage', 'engineRunning', 'engineWaiting'] as const;
@@ -20,7 +19,8 @@ const ENGINE_SLOTS = 31;
 
 export interface StatusStateOptions {
   slos: SloConfig;
-  registry: Registry;
+  /** What the collectors last read (CollectorRunner.machine). */
+  machine: MachineReader;
   /** Unix ms (tests drive a fake clock). */
   now?: () => number;
   random?: () => number;
@@ -40,9 +40,9 @@ export class StatusState {
   readonly routeSlots = new Map<number, Map<string, number>>();
   /** Generation requests in flight per model label now (the proxy's count; empty until one is reported). */
   inFlightByModel: ReadonlyMap<string, number> = new Map();
-  gpus: GpuReading[] = [];
-  engine: EngineReading | null = null;
-  collectors: CollectorReading[] = [];
+  gpus: GpuStatus[] = [];
+  engine: EngineTotals | null = null;
+  collectors: CollectorStatus[] = [];
   /** The last second whose chart point is final. */
   closedThrough: number;
   readonly now: () => number;
@@ -72,17 +72,15 @@ export class StatusState {
     return out;
   }
 
-  /** A config reload's SLOs: records from now on are judged against them. */
+  /** A config reload's SLOs (the page shows the thresholds; the records come judged, metrics/batch.ts). */
   set slos(slos: SloConfig) {
     this.opts.slos = slos;
   }
 
-  /** Records with their model already bounded into a label (`labelOf`), and the machine's requests in flight. */
-  ingest(
-    records: readonly RequestRecord[], inFlight: number, labelOf: (model: string) => string,
-    inFlightByModel?: ReadonlyMap<string, number>, judged?: readonly (Verdict[] | null)[],
-  ): void {
-    this.inFlight = inFlight;
+  /** Records with their labels and verdicts, and the machine's requests in flight. */
+  ingest(batch: JudgedBatch): void {
+    const { records, inFlightByModel } = batch;
+    this.inFlight = batch.inFlight;
     if (inFlightByModel) this.inFlightByModel = inFlightByModel;
     if (records.length === 0) return;
     const now = this.now();
@@ -94,11 +92,10 @@ export class StatusState {
     }
     records.forEach((r, i) => {
       routes!.set(r.route, (routes!.get(r.route) ?? 0) + 1);
-      const label = labelOf(r.model);
+      const label = batch.labels[i]!;
       let m = this.models.get(label);
       if (!m) this.models.set(label, (m = new ModelState(this.random)));
-      const given = judged?.[i];
-      const verdicts = given !== undefined ? given : judge(this.opts.slos, label, r);
+      const verdicts = batch.verdicts[i]!;
       m.record(r, verdicts, now);
       this.all.record(r, verdicts, now);
     });
@@ -120,15 +117,18 @@ export class StatusState {
         this.all.close(s);
       }
       this.closedThrough = Math.max(this.closedThrough, last);
-      await this.readCollectors(last, now);
+      this.readMachine(last, now);
       this.evictIdle(now);
     } finally {
       this.ticking = false;
     }
   }
 
-  private async readCollectors(second: number, now: number): Promise<void> {
-    const [gpus, engine, collectors] = await Promise.all([readGpus(this.opts.registry), readEngine(this.opts.registry), readCollectors(this.opts.registry)]);
+  private readMachine(second: number, now: number): void {
+    const machine = this.opts.machine.read();
+    const gpus = readGpus(machine);
+    const engine = readEngine(machine);
+    const collectors = readCollectors(machine);
     this.gpus = gpus;
     this.collectors = collectors;
     const hasEngine = Object.values(engine).some((v) => v !== null);

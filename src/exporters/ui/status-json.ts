@@ -8,7 +8,7 @@ import { SLO_NAMES, thresholdsFor, type SloName, type Thresholds } from '../../s
 import { errorBudget } from '../../slo/config.js';
 import type { Outcome } from '../../record/record.js';
 import { CHART_SECONDS, LATENCIES, NOW_SECONDS, PERCENTILE_SECONDS, RATE_SECONDS, COARSE_SLOT_SECONDS, type LatencyStats, type ModelState } from './model-state.js';
-import type { CollectorReading, EngineReading, GpuReading } from './registry-read.js';
+import type { CollectorStatus, EngineTotals, GpuStatus } from './machine-read.js';
 import { HOST_FIELDS, type StatusState } from './state.js';
 import type { BottleneckVerdict } from '../../metrics/bottleneck/judge.js';
 
@@ -90,9 +90,9 @@ export interface StatusDocument {
   /** Requests per route (chat_completions, completions, messages, responses, ...) over the last 5 minutes: the API split. */
   routes5m: Record<string, number>;
   models: ModelStatus[];
-  gpus: GpuReading[];
-  engine: (Omit<EngineReading, 'preemptionsTotal' | 'prefixCacheHitsTotal' | 'prefixCacheQueriesTotal'> & { preemptions5m: number | null }) | null;
-  collectors: CollectorReading[];
+  gpus: GpuStatus[];
+  engine: (Omit<EngineTotals, 'preemptionsTotal' | 'prefixCacheHitsTotal' | 'prefixCacheQueriesTotal'> & { preemptions5m: number | null }) | null;
+  collectors: CollectorStatus[];
   series: Series;
   slowRequests?: SlowRequest[];
 }

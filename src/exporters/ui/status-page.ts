@@ -3,16 +3,19 @@
  * `/ui` (the page), `/ui/*` (its script, styles and uPlot, from this package), and
  * `/api/v1/status` (its one JSON endpoint, docs/status-page.md). Read-only: GET and HEAD.
  *
- * MetricsSide hands it every record batch (ingest) and one router call (handle); it keeps
- * its own 1 s timer, unref'd, to close chart seconds and read the collectors' gauges.
+ * A consumer of judged batches (side/consumers.ts): the metrics side hands it every batch and
+ * every reload's SLOs, and registers its routes on the metrics listener; it keeps its own 1 s
+ * timer, unref'd, to close chart seconds and read the machine snapshot (collectors/snapshot.ts).
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { ServerResponse } from 'node:http';
+import type { FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
+import type { MachineReader } from '../../collectors/snapshot.js';
 import type { SloConfig } from '../../slo/config.js';
-import type { RecordBatch } from '../../metrics/batch.js';
+import type { JudgedBatch } from '../../metrics/batch.js';
+import type { BatchConsumer, Routes } from '../../metrics/consumer.js';
+import type { LiveSettings } from '../../metrics/live.js';
 import { StatusState } from './state.js';
 import { ALL_MODELS, buildStatus, type BottleneckProvider, type SlowRequestProvider } from './status-json.js';
 import { PAGE_CSS, PAGE_HTML } from './assets/page.js';
@@ -51,28 +54,32 @@ const ASSETS: Record<string, Asset> = {
 const PAGE = text(PAGE_HTML);
 
 export interface StatusPageOptions {
-  registry: Registry;
+  /** What the collectors last read (CollectorRunner.machine). */
+  machine: MachineReader;
   slos: SloConfig;
   log: Logger;
-  /** The model label of a raw model name (ModelLabels.label): the page's models are /metrics' models. */
-  labelOf: (model: string) => string;
   now?: () => number;
 }
 
-export class StatusPage {
+export class StatusPage implements BatchConsumer {
+  readonly name = 'ui';
   readonly state: StatusState;
-  /** Set by whoever has a slow-request log (issue 16's /debug/requests); null: no table. */
+  /** Set by whoever has a slow-request log (the trail's, also at /debug/requests); null: no table. */
   slowRequests: SlowRequestProvider | null = null;
   /** The metrics side's bottleneck verdicts (src/metrics/bottleneck/); null: none shown. */
   bottlenecks: BottleneckProvider | null = null;
   private timer: NodeJS.Timeout | null = null;
 
   constructor(private readonly opts: StatusPageOptions) {
-    this.state = new StatusState({ slos: opts.slos, registry: opts.registry, now: opts.now });
+    this.state = new StatusState({ slos: opts.slos, machine: opts.machine, now: opts.now });
   }
 
-  ingest(batch: RecordBatch): void {
-    this.state.ingest(batch.records, batch.inFlight, this.opts.labelOf, batch.inFlightByModel, batch.verdicts);
+  ingest(batch: JudgedBatch): void {
+    this.state.ingest(batch);
+  }
+
+  applyLive(live: LiveSettings): void {
+    this.state.slos = live.slos;
   }
 
   start(): void {
@@ -95,50 +102,43 @@ export class StatusPage {
     this.timer = null;
   }
 
-  /** Serves `url` if it is one of the page's paths; false leaves it to the caller. */
-  handle(url: string, method: string, res: ServerResponse): boolean {
-    const q = url.indexOf('?');
-    const path = q < 0 ? url : url.slice(0, q);
-    if (path === '/' || path === '/ui') {
-      this.send(res, method, 200, 'text/html; charset=utf-8', PAGE(), 'no-cache');
-      return true;
-    }
-    if (path === STATUS_API_PATH) {
-      this.api(q < 0 ? '' : url.slice(q + 1), method, res);
-      return true;
-    }
-    const asset = ASSETS[path];
-    if (!asset) return false;
+  /** `/` and `/ui` (the page), its assets, and `/api/v1/status`: GET, and HEAD through Fastify. */
+  readonly routes: Routes = (app) => {
+    for (const path of ['/', '/ui']) app.get(path, (_req, reply) => this.send(reply, 200, 'text/html; charset=utf-8', PAGE(), 'no-cache'));
+    app.get(STATUS_API_PATH, (req, reply) => {
+      const q = req.url.indexOf('?');
+      return this.api(q < 0 ? '' : req.url.slice(q + 1), reply);
+    });
+    for (const [path, asset] of Object.entries(ASSETS)) app.get(path, (_req, reply) => this.asset(path, asset, reply));
+  };
+
+  private asset(path: string, asset: Asset, reply: FastifyReply): FastifyReply {
     let body: Buffer;
     try {
       body = asset.body();
     } catch (err) {
       this.opts.log.error({ err: (err as Error).message, path }, 'status page: an asset is missing from the package');
-      this.send(res, method, 500, 'text/plain', Buffer.from(`status page asset ${path} is missing from this install\n`), 'no-store');
-      return true;
+      return this.send(reply, 500, 'text/plain', Buffer.from(`status page asset ${path} is missing from this install\n`), 'no-store');
     }
-    this.send(res, method, 200, asset.type, body, 'max-age=300');
-    return true;
+    return this.send(reply, 200, asset.type, body, 'max-age=300');
   }
 
-  private api(query: string, method: string, res: ServerResponse): void {
+  private api(query: string, reply: FastifyReply): FastifyReply {
     const params = new URLSearchParams(query);
     const sinceRaw = params.get('since') ?? '0';
     const since = Number(sinceRaw);
     if (!/^\d{1,16}$/.test(sinceRaw) || !Number.isSafeInteger(since)) {
-      this.sendJson(res, method, 400, { error: 'since: expected Unix milliseconds (a non-negative integer)' });
-      return;
+      return this.sendJson(reply, 400, { error: 'since: expected Unix milliseconds (a non-negative integer)' });
     }
     const doc = buildStatus(this.state, { model: params.get('model') ?? ALL_MODELS, since }, this.slowRequests, this.bottlenecks);
-    this.sendJson(res, method, 200, doc);
+    return this.sendJson(reply, 200, doc);
   }
 
-  private sendJson(res: ServerResponse, method: string, status: number, doc: unknown): void {
-    this.send(res, method, status, 'application/json; charset=utf-8', Buffer.from(JSON.stringify(doc)), 'no-store');
+  private sendJson(reply: FastifyReply, status: number, doc: unknown): FastifyReply {
+    return this.send(reply, status, 'application/json; charset=utf-8', Buffer.from(JSON.stringify(doc)), 'no-store');
   }
 
-  private send(res: ServerResponse, method: string, status: number, type: string, body: Buffer, cache: string): void {
-    res.writeHead(status, { ...COMMON, 'content-type': type, 'content-length': body.length, 'cache-control': cache, 'content-security-policy': CSP });
-    res.end(method === 'HEAD' ? undefined : body);
+  private send(reply: FastifyReply, status: number, type: string, body: Buffer, cache: string): FastifyReply {
+    return reply.code(status).headers({ ...COMMON, 'content-type': type, 'content-length': body.length, 'cache-control': cache, 'content-security-policy': CSP }).send(body);
   }
 }

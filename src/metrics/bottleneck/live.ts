@@ -1,6 +1,6 @@
 /**
  * The bottleneck verdict on the metrics side: every `intervalSeconds` it reads the machine
- * (machine.ts), builds each model's signals over the last `windowSeconds` from the request
+ * snapshot (machine.ts over collectors/snapshot.ts), builds each model's signals over the last `windowSeconds` from the request
  * records it was handed (window.ts), judges them (judge.ts, with hysteresis) and publishes
  * the one-hot gauge infermeter_bottleneck{gen_ai_request_model, kind}. The status JSON,
  * the page and the gauge read the same verdicts from here.
@@ -8,7 +8,9 @@
 import type { Gauge, Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import { gauge } from '../../lib/metric-def.js';
-import type { RecordBatch } from '../batch.js';
+import type { JudgedBatch } from '../batch.js';
+import type { BatchConsumer } from '../consumer.js';
+import type { LiveSettings } from '../live.js';
 import { routeByLabel } from '../../record/routes.js';
 import { thresholdsFor, type SloConfig } from '../../slo/config.js';
 import { BOTTLENECK_METRICS } from '../catalog.js';
@@ -18,18 +20,21 @@ import { BOTTLENECK_KINDS, FALLBACK_TARGETS, MIN_REQUESTS } from './rules.js';
 import { emptySignals, mean, quantile, ratio, type Signals } from './signals.js';
 import { ModelWindow, type WindowStats } from './window.js';
 import type { BenchLimit } from './capacity.js';
+import type { MachineReader } from '../../collectors/snapshot.js';
 
 export type { BottleneckSettings } from './capacity.js';
 
 export interface BottleneckOptions {
+  /** Where infermeter_bottleneck is registered. */
   registry: Registry;
+  /** What the collectors last read (CollectorRunner.machine). */
+  machine: MachineReader;
   slos: SloConfig;
   /** The configured engine kind (advice names its flags first). */
   engine: string;
   intervalSeconds: number;
   windowSeconds: number;
   confirm?: number;
-  labelOf: (model: string) => string;
   /**
    * The upstreams (their names) whose /v1/models lists a model label (ModelLabels.upstreamsOf):
    * the model's verdict reads their engine series and GPUs (issue 26). Absent (one upstream),
@@ -52,7 +57,8 @@ interface ModelEntry {
   tpotFloor: number | null;
 }
 
-export class BottleneckMonitor {
+export class BottleneckMonitor implements BatchConsumer {
+  readonly name = 'bottleneck';
   private readonly models = new Map<string, ModelEntry>();
   private readonly machine = new MachineHistory();
   private readonly gauge: Gauge;
@@ -65,18 +71,18 @@ export class BottleneckMonitor {
     this.gauge = gauge(opts.registry, BOTTLENECK_METRICS[0]);
   }
 
-  set slos(slos: SloConfig) {
-    this.opts.slos = slos;
+  applyLive(live: LiveSettings): void {
+    this.opts.slos = live.slos;
   }
 
-  ingest(batch: RecordBatch): void {
+  ingest(batch: JudgedBatch): void {
     const at = this.now();
     batch.records.forEach((r, i) => {
       if (!routeByLabel(r.route).metered) return;
-      const label = this.opts.labelOf(r.model);
+      const label = batch.labels[i]!;
       let m = this.models.get(label);
       if (!m) this.models.set(label, (m = { window: new ModelWindow(), judge: new BottleneckJudge({ confirm: this.opts.confirm ?? DEFAULT_CONFIRM }), tpotFloor: null }));
-      m.window.add(r, batch.verdicts?.[i] ?? null, at);
+      m.window.add(r, batch.verdicts[i]!, at);
     });
   }
 
@@ -94,7 +100,7 @@ export class BottleneckMonitor {
     try {
       const now = this.now();
       const from = now - this.opts.windowSeconds * 1000;
-      this.machine.add(await readMachine(this.opts.registry, now), from);
+      this.machine.add(readMachine(this.opts.machine.read(), now), from);
       for (const [label, m] of this.models) {
         if (m.window.lastSeen < now - IDLE_MS) {
           this.models.delete(label);

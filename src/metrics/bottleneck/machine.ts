@@ -1,71 +1,23 @@
 /**
- * The machine's side of the signals: engine, GPU and proxy-loop gauges read back from the
- * registry the collectors publish into (values, never rendered text), one reading per
+ * The machine's side of the signals: engine, GPU and proxy-loop readings taken from the
+ * machine snapshot the collectors publish (collectors/snapshot.ts), one reading per
  * evaluation, kept for the signal window so that means and counter increases cover it.
- * Engine series are kept per `upstream` and GPUs with their join rows, so that each model's
- * signals read the engines and GPUs that serve it (issue 26; scopeOf).
+ * Engines are kept per upstream and GPUs with their join rows, so that each model's signals
+ * read the engines and GPUs that serve it (scopeOf).
  */
-import type { Registry } from 'prom-client';
-import { M } from '../../slo/names.js';
-import { GPU_ENGINE_INFO_METRIC } from '../../collectors/gpu/columns.js';
+import type { EngineReading, GpuReading, HistogramReading, MachineState } from '../../collectors/snapshot.js';
 import { mean, type SignalName } from './signals.js';
 
-interface Value {
-  labels: Record<string, string | number>;
-  value: number;
-  metricName?: string;
-}
-
-async function values(registry: Registry, name: string): Promise<Value[]> {
-  const metric = registry.getSingleMetric(name);
-  if (!metric) return [];
-  const got = (await metric.get()) as { values: Value[] };
-  return got.values.filter((v) => Number.isFinite(v.value));
-}
-
-async function byGpu(registry: Registry, name: string): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
-  for (const v of await values(registry, name)) out.set(String(v.labels['gpu'] ?? ''), v.value);
-  return out;
-}
-
-/** Series grouped by their `upstream` label ('' without one). */
-function byUpstream(vs: readonly Value[]): Map<string, Value[]> {
-  const out = new Map<string, Value[]>();
-  for (const v of vs) {
-    const u = String(v.labels['upstream'] ?? '');
-    const list = out.get(u);
-    if (list) list.push(v);
-    else out.set(u, [v]);
-  }
-  return out;
-}
-
-export interface GpuSample {
-  utilization: number | null;
-  powerViolation: number | null;
-  thermalViolation: number | null;
-  smClockHz: number | null;
-  dramActive: number | null;
-}
+/** The GPU figures the signals read. */
+export type GpuSample = Pick<GpuReading, 'utilization' | 'powerViolation' | 'thermalViolation' | 'smClockHz' | 'dramActive'>;
 
 type PhaseTotals = { sum: number; count: number } | null;
 
-/** One upstream's engine series (issue 26: every engine series carries `upstream`). */
-export interface EngineReading {
-  waiting: number | null;
-  running: number | null;
-  /** KV usage is a mean over series: its sum and count, so upstreams combine exactly. */
-  kvSum: number;
-  kvCount: number;
-  preemptionsTotal: number | null;
-  queue: PhaseTotals;
-  prefill: PhaseTotals;
-}
-
 export interface MachineSample {
   at: number;
+  /** By upstream name. */
   engines: Map<string, EngineReading>;
+  /** By GPU index (as the `gpu` label spells it); a GPU with none of the figures is left out. */
   gpus: Map<string, GpuSample>;
   /** infermeter_gpu_engine_info: gpu → the upstreams its rows name (empty map: no join rows). */
   gpuUpstreams: Map<string, string[]>;
@@ -78,7 +30,7 @@ export interface MachineScope {
   gpus: ReadonlySet<string> | null;
 }
 
-/** The machine reading as one model sees it: the old machine-wide shape, over the scope's series. */
+/** The machine reading as one model sees it: the machine-wide shape, over the scope's engines and GPUs. */
 interface ScopedSample {
   at: number;
   waiting: number | null;
@@ -91,52 +43,23 @@ interface ScopedSample {
   proxyLoopDelayP99: number | null;
 }
 
-function engineReadings(waiting: Value[], running: Value[], kv: Value[], preempt: Value[], queue: Value[], prefill: Value[], queueName: string, prefillName: string): Map<string, EngineReading> {
-  const groups = [waiting, running, kv, preempt, queue, prefill].map(byUpstream);
-  const ids = new Set(groups.flatMap((g) => [...g.keys()]));
-  const sum = (vs: Value[] | undefined) => (vs && vs.length ? vs.reduce((a, v) => a + v.value, 0) : null);
-  const out = new Map<string, EngineReading>();
-  for (const id of ids) {
-    const [w, r, k, p, q, f] = groups.map((g) => g.get(id));
-    out.set(id, { waiting: sum(w), running: sum(r), kvSum: sum(k) ?? 0, kvCount: k?.length ?? 0, preemptionsTotal: sum(p), queue: phase(q ?? [], queueName), prefill: phase(f ?? [], prefillName) });
-  }
-  return out;
+/** A phase histogram's _sum and _count (no _sum: no phase). */
+function phase(h: HistogramReading | null): PhaseTotals {
+  return h && h.sum !== null ? { sum: h.sum, count: h.count ?? 0 } : null;
 }
 
-/** _sum and _count of a histogram family's series (every series added). */
-function phase(vs: readonly Value[], name: string): PhaseTotals {
-  let sum = 0;
-  let count = 0;
-  let seen = false;
-  for (const v of vs) {
-    if (v.metricName === `${name}_sum`) (sum += v.value), (seen = true);
-    else if (v.metricName === `${name}_count`) count += v.value;
-  }
-  return seen ? { sum, count } : null;
-}
-
-export async function readMachine(registry: Registry, at: number): Promise<MachineSample> {
-  const [waiting, running, kv, preempt, queue, prefill, util, pviol, tviol, clock, dram, join, loop] = await Promise.all([
-    values(registry, M.waiting), values(registry, M.running), values(registry, M.kvCache), values(registry, M.preemptions),
-    values(registry, M.engineQueue), values(registry, M.enginePrefill),
-    byGpu(registry, M.gpuUtil), byGpu(registry, M.gpuPowerViolation), byGpu(registry, M.gpuThermalViolation), byGpu(registry, M.gpuSmClock), byGpu(registry, M.gpuDram),
-    values(registry, GPU_ENGINE_INFO_METRIC), values(registry, 'infermeter_proxy_event_loop_delay_seconds'),
-  ]);
+export function readMachine(m: MachineState, at: number): MachineSample {
   const gpus = new Map<string, GpuSample>();
-  for (const id of new Set([...util.keys(), ...pviol.keys(), ...tviol.keys(), ...clock.keys(), ...dram.keys()])) {
-    gpus.set(id, { utilization: util.get(id) ?? null, powerViolation: pviol.get(id) ?? null, thermalViolation: tviol.get(id) ?? null, smClockHz: clock.get(id) ?? null, dramActive: dram.get(id) ?? null });
+  for (const g of m.gpus) {
+    const s: GpuSample = { utilization: g.utilization, powerViolation: g.powerViolation, thermalViolation: g.thermalViolation, smClockHz: g.smClockHz, dramActive: g.dramActive };
+    if (Object.values(s).some((v) => v !== null)) gpus.set(String(g.index), s);
   }
   const gpuUpstreams = new Map<string, string[]>();
-  for (const row of join) {
-    if (row.value !== 1) continue;
-    const gpu = String(row.labels['gpu'] ?? '');
-    gpuUpstreams.set(gpu, [...(gpuUpstreams.get(gpu) ?? []), String(row.labels['upstream'] ?? '')]);
+  for (const row of m.gpuEngines?.rows ?? []) {
+    const gpu = String(row.gpu);
+    gpuUpstreams.set(gpu, [...(gpuUpstreams.get(gpu) ?? []), row.upstream]);
   }
-  const p99 = loop.filter((v) => v.labels['stat'] === 'p99');
-  return {
-    at, engines: engineReadings(waiting, running, kv, preempt, queue, prefill, M.engineQueue, M.enginePrefill), gpus, gpuUpstreams,
-    proxyLoopDelayP99: p99.length ? Math.max(...p99.map((v) => v.value)) : null,
-  };
+  return { at, engines: new Map(m.engines.map((e) => [e.upstream, e])), gpus, gpuUpstreams, proxyLoopDelayP99: m.proxyLoop?.delayP99Seconds ?? null };
 }
 
 /**
@@ -152,22 +75,23 @@ export function scopeOf(s: MachineSample | undefined, upstreams: readonly string
   return { upstreams, gpus };
 }
 
-/** A machine reading narrowed to a scope; null scope: every series, summed as before issue 26's split. */
+/** A machine reading narrowed to a scope; null scope: every engine and GPU, summed. */
 function scoped(s: MachineSample, scope: MachineScope | null): ScopedSample {
   const engines = [...s.engines].filter(([u]) => !scope || scope.upstreams.includes(u)).map(([, e]) => e);
+  const values = (f: (e: EngineReading) => number | null) => engines.map(f).filter((v): v is number => v !== null);
   const add = (f: (e: EngineReading) => number | null) => {
-    const xs = engines.map(f).filter((v): v is number => v !== null);
+    const xs = values(f);
     return xs.length ? xs.reduce((a, b) => a + b, 0) : null;
   };
   const phases = (f: (e: EngineReading) => PhaseTotals): PhaseTotals => {
     const xs = engines.map(f).filter((v): v is NonNullable<PhaseTotals> => v !== null);
     return xs.length ? { sum: xs.reduce((a, x) => a + x.sum, 0), count: xs.reduce((a, x) => a + x.count, 0) } : null;
   };
-  const kvCount = engines.reduce((a, e) => a + e.kvCount, 0);
+  const kv = values((e) => e.kvCacheUsage);
   const gpus = scope?.gpus ? new Map([...s.gpus].filter(([id]) => scope.gpus!.has(id))) : s.gpus;
   return {
-    at: s.at, waiting: add((e) => e.waiting), running: add((e) => e.running), kvCacheUsage: kvCount ? engines.reduce((a, e) => a + e.kvSum, 0) / kvCount : null,
-    preemptionsTotal: add((e) => e.preemptionsTotal), queue: phases((e) => e.queue), prefill: phases((e) => e.prefill), gpus, proxyLoopDelayP99: s.proxyLoopDelayP99,
+    at: s.at, waiting: add((e) => e.waiting), running: add((e) => e.running), kvCacheUsage: kv.length ? kv.reduce((a, b) => a + b, 0) / kv.length : null,
+    preemptionsTotal: add((e) => e.preemptionsTotal), queue: phases((e) => phase(e.histograms.queueTime)), prefill: phases((e) => phase(e.histograms.prefillTime)), gpus, proxyLoopDelayP99: s.proxyLoopDelayP99,
   };
 }
 

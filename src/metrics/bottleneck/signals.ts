@@ -5,6 +5,7 @@
  * gauges (live.ts); `infermeter bench` builds it from one load step (bench/analysis.ts).
  * The table below is the documentation: docs/bottleneck.md prints it.
  */
+import { UPSTREAM_FAILURES } from '../../record/record.js';
 
 export const SIGNAL_NAMES = [
   'requests', 'requestsPerSecond', 'failureRatio',
@@ -36,7 +37,7 @@ export interface SignalInfo {
 export const SIGNALS: Record<SignalName, SignalInfo> = {
   requests: { unit: 'requests', span: 'window', what: 'finished generation requests of the model (client aborts excluded)' },
   requestsPerSecond: { unit: 'req/s', span: 'window', what: 'finished requests per second' },
-  failureRatio: { unit: 'ratio', span: 'window', what: 'upstream_error, stream_error, upstream_timeout and upstream_unreachable outcomes / finished requests' },
+  failureRatio: { unit: 'ratio', span: 'window', what: `${UPSTREAM_FAILURES.slice(0, -1).join(', ')} and ${UPSTREAM_FAILURES.at(-1)} outcomes / finished requests` },
   ttftP50: { unit: 's', span: 'window', what: 'TTFT median (proxy-measured, ok streams)' },
   ttftP99: { unit: 's', span: 'window', what: 'TTFT 99th percentile' },
   ttftOverTarget: { unit: 'ratio', span: 'window', what: 'TTFT P99 / the TTFT SLO threshold (the fallback target when no TTFT SLO is set); 1 or more: latency is off' },

@@ -3,14 +3,12 @@
  * each, at most MAX_ENTRIES per model, oldest dropped first) on the metrics side, fed from
  * the same records and SLO verdicts every exporter gets.
  */
-import { tpotSeconds, type RequestRecord } from '../../record/record.js';
+import { isUpstreamFailure, tpotSeconds, type RequestRecord } from '../../record/record.js';
 import type { Verdict } from '../../slo/judge.js';
 import { mean, quantile } from './signals.js';
 
 /** Upper bound per model: past it the window holds the newest requests only. */
 export const MAX_ENTRIES = 4096;
-
-const FAILURES: ReadonlySet<string> = new Set(['upstream_error', 'stream_error', 'upstream_timeout', 'upstream_unreachable']);
 
 interface Entry {
   at: number;
@@ -51,7 +49,7 @@ export class ModelWindow {
       slo = new Map();
       for (const v of verdicts) slo.set(v.name, (slo.get(v.name) ?? true) && v.good);
     }
-    this.entries.push({ at, failed: FAILURES.has(r.outcome), ttft: ok ? r.ttft : -1, tpot: ok ? tpotSeconds(r) : -1, inFlightAtFirstToken: r.inFlightAtFirstToken, slo });
+    this.entries.push({ at, failed: isUpstreamFailure(r.outcome), ttft: ok ? r.ttft : -1, tpot: ok ? tpotSeconds(r) : -1, inFlightAtFirstToken: r.inFlightAtFirstToken, slo });
     if (this.entries.length > MAX_ENTRIES) this.entries.splice(0, this.entries.length - MAX_ENTRIES);
     this.lastSeen = at;
   }

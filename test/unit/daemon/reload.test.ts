@@ -51,3 +51,27 @@ test('reresolve: --tenant-limit is live; the tenant source and the prompt classe
   // Turning api-key on brings the salt kept beside the config file: the salt in use changes too.
   assert.deepEqual(r.restartNeeded.sort(), ['--prompt-tokens-classes', '--tenant-from', '--tenant-salt']);
 });
+
+test('Reloader: one plan per reload, with the web config read again; the live settings move, restart-only flags stay named', async () => {
+  const { Reloader } = await import('../../../src/daemon/reload.js');
+  const file = join(dir, 'd.yml');
+  const web = join(dir, 'web.yml');
+  writeFileSync(file, 'models: [a]\n');
+  writeFileSync(web, '');
+  const cfg = resolveConfig({ upstream: 'http://127.0.0.1:8000', config: file, webConfigFile: web }, {});
+  const reloader = new Reloader(cfg);
+  writeFileSync(file, 'models: [a, b]\nbodyLimit: 1mb\n');
+  const first = reloader.plan();
+  assert.ok(first.ok);
+  assert.deepEqual(Object.keys(first.live).sort(), ['logLevel', 'models', 'modelsRefresh', 'slos', 'tenantLimit'], 'only the live settings travel');
+  assert.deepEqual(first.live.models, ['a', 'b']);
+  assert.deepEqual(first.restartNeeded, ['--body-limit']);
+  assert.equal(first.web?.file, web);
+  const again = reloader.plan();
+  assert.ok(again.ok);
+  assert.deepEqual(again.restartNeeded, ['--body-limit'], 'still named: the running value is the startup one');
+  writeFileSync(web, 'basic_auth_users:\n  "a:b": "x"\n');
+  const bad = reloader.plan();
+  assert.equal(bad.ok, false);
+  assert.match(!bad.ok ? bad.error : '', /--web\.config\.file \S+web\.yml: basic_auth_users/);
+});

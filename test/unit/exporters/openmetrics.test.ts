@@ -48,11 +48,15 @@ test('the protobuf exposition carries the same exemplars: on the classic bucket 
   const { UNMEASURED } = await import('../../../src/record/record.js');
   const { encodeRegistry, decodeMetricFamilies } = await import('../../../src/exporters/prometheus/proto.js');
   const reg = new Registry();
-  const m = new RequestMetrics(reg, DEFAULT_BUCKETS as never, 'vllm', { objective: 0.99, window: '30d', default: {}, models: {}, promptClasses: [] } as never, (x) => x, undefined, { keepBreaches: false });
+  const { judgeBatch } = await import('../../../src/metrics/batch.js');
+  const slos = { objective: 0.99, window: '30d', default: {}, models: {}, promptClasses: [] } as never;
+  const m = new RequestMetrics(reg, DEFAULT_BUCKETS as never, 'vllm', slos, undefined, { keepBreaches: false });
   const trace = 'cd'.repeat(16);
   const base = { ...UNMEASURED, route: 'chat_completions', operation: 'chat', model: 'm', outcome: 'ok', status: 200, streamed: true, errorType: null, startedAt: 1_700_000_000_000, ttft: 0.3, ttfo: 0.3, e2e: 2, outputTokens: 5, tokenSource: 'usage' } as const;
-  m.record({ ...base, traceId: trace, spanId: 'ef'.repeat(8), traceFlags: 1 });
-  m.record({ ...base, ttft: 0.31, traceId: 'aa'.repeat(16), spanId: 'ef'.repeat(8), traceFlags: 0 }); // unsampled: no exemplar
+  m.ingest(judgeBatch([
+    { ...base, traceId: trace, spanId: 'ef'.repeat(8), traceFlags: 1 },
+    { ...base, ttft: 0.31, traceId: 'aa'.repeat(16), spanId: 'ef'.repeat(8), traceFlags: 0 }, // unsampled: no exemplar
+  ], 0, slos, (x) => x));
   const fam = decodeMetricFamilies(await encodeRegistry(reg)).find((f) => f.name === 'gen_ai_server_time_to_first_token_seconds')!;
   const h = fam.metric[0]!.histogram as unknown as { bucket: { upper_bound: number; exemplar?: { label: { name: string; value: string }[]; value: number; timestamp: { seconds: number } } }[]; exemplars?: { label: { value: string }[] }[] };
   const withExemplar = h.bucket.filter((b) => b.exemplar);

@@ -9,6 +9,7 @@ import { AggregationTemporality, DataPointType, InMemoryMetricExporter, type Met
 import { pino } from 'pino';
 import { resolveConfig } from '../../../src/config.js';
 import { RequestMetrics } from '../../../src/metrics/prometheus.js';
+import { judgeBatch } from '../../../src/metrics/batch.js';
 import { OtlpRecorder } from '../../../src/exporters/otlp/otlp.js';
 import { ReportingExporter } from '../../../src/exporters/otlp/export.js';
 import { UNMEASURED, type RequestRecord } from '../../../src/record/record.js';
@@ -42,11 +43,11 @@ async function both() {
   config.slos = parseSloConfig({ default: { ttft: '1s', e2e: '2s' } }, 'test');
   const modelLabel = (m: string) => (m === 'm1' ? m : 'other');
   const registry = new Registry();
-  const prom = new RequestMetrics(registry, config.buckets, config.engine, config.slos, modelLabel);
+  const prom = new RequestMetrics(registry, config.buckets, config.engine, config.slos);
   const memory = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
   const exporter = new ReportingExporter(memory, pino({ level: 'silent' }), 'memory');
-  const otlp = new OtlpRecorder({ buckets: config.buckets, provider: config.engine, slos: config.slos, modelLabel, exporter, intervalMs: 60_000, timeoutMs: 1_000 });
-  const batch = { records: RECORDS, inFlight: 3 };
+  const otlp = new OtlpRecorder({ buckets: config.buckets, provider: config.engine, exporter, intervalMs: 60_000, timeoutMs: 1_000 });
+  const batch = judgeBatch(RECORDS, 3, config.slos, modelLabel);
   prom.ingest(batch);
   otlp.ingest(batch);
   await otlp.flush();

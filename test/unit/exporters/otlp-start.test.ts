@@ -1,5 +1,5 @@
 /**
- * The hook MetricsSide holds: off means the OpenTelemetry SDK is never loaded; on means
+ * The OTLP consumer (side/consumers.ts): off means the OpenTelemetry SDK is never loaded; on means
  * batches that arrive while it loads are recorded once it is ready; a bad value throws.
  */
 import { test } from 'node:test';
@@ -9,6 +9,7 @@ import { pino } from 'pino';
 import { resolveConfig } from '../../../src/config.js';
 import { ConfigError } from '../../../src/lib/errors.js';
 import { startOtlp } from '../../../src/exporters/otlp/start.js';
+import { judgeBatch } from '../../../src/metrics/batch.js';
 import { UNMEASURED, type RequestRecord } from '../../../src/record/record.js';
 import { FakeOtlpReceiver } from '../../fakes/otlp-receiver.js';
 
@@ -36,31 +37,31 @@ const record: RequestRecord = {
 };
 
 test('OTLP off: no hook, and the OpenTelemetry SDK is never loaded', () => {
-  assert.equal(withEnv({}, () => startOtlp(config, log, (m) => m)), null);
+  assert.equal(withEnv({}, () => startOtlp(config, log)), null);
   assert.equal(sdkLoaded(), false);
 });
 
 test('a bad value throws at startup, naming the variable', () => {
-  assert.throws(() => withEnv({ OTEL_METRICS_EXPORTER: 'otlp', OTEL_METRIC_EXPORT_INTERVAL: 'soon' }, () => startOtlp(config, log, (m) => m)),
+  assert.throws(() => withEnv({ OTEL_METRICS_EXPORTER: 'otlp', OTEL_METRIC_EXPORT_INTERVAL: 'soon' }, () => startOtlp(config, log)),
     (err: unknown) => err instanceof ConfigError && /OTEL_METRIC_EXPORT_INTERVAL/.test(err.message));
 });
 
 test('OTLP on: batches ingested while the SDK loads are exported once it is ready', async () => {
   const receiver = new FakeOtlpReceiver();
   const url = await receiver.start();
-  const hook = withEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: url, OTEL_METRIC_EXPORT_INTERVAL: '60000' }, () => startOtlp(config, log, (m) => m));
+  const hook = withEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: url, OTEL_METRIC_EXPORT_INTERVAL: '60000' }, () => startOtlp(config, log));
   try {
     assert.ok(hook);
-    hook.ingest({ records: [record, record], inFlight: 0 });
+    hook.ingest(judgeBatch([record, record], 0, config.slos, (m) => m));
     const recorder = await hook.ready;
     assert.ok(recorder);
     assert.ok(sdkLoaded());
-    hook.ingest({ records: [record], inFlight: 1 });
+    hook.ingest(judgeBatch([record], 1, config.slos, (m) => m));
     await recorder.flush();
     const ttft = receiver.latest('gen_ai.server.time_to_first_token');
     assert.equal(ttft?.histogram?.dataPoints?.[0]?.count, 3);
   } finally {
-    await hook?.shutdown();
+    await hook?.close();
     await receiver.close();
   }
 });

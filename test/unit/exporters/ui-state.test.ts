@@ -11,9 +11,11 @@ import { runInNewContext } from 'node:vm';
 import { Registry } from 'prom-client';
 import { Ring, SampleRing } from '../../../src/exporters/ui/ring.js';
 import { StatusState } from '../../../src/exporters/ui/state.js';
+import { judgeBatch } from '../../../src/metrics/batch.js';
 import { buildStatus, ALL_MODELS } from '../../../src/exporters/ui/status-json.js';
 import { UNMEASURED, type RequestRecord } from '../../../src/record/record.js';
 import { GpuSeries } from '../../../src/collectors/gpu/series.js';
+import { MachineSnapshot } from '../../../src/collectors/snapshot.js';
 import { M } from '../../../src/slo/names.js';
 import { parseSloConfig } from '../../../src/slo/config.js';
 import { statusValidator } from '../../integration/ui-helpers.js';
@@ -60,9 +62,9 @@ function record(model: string, ttft: number, tokens = 40): RequestRecord {
 }
 
 /** 8 GPUs published the way the GPU collector publishes them. */
-function gpuRegistry(): { registry: Registry; publish: (t: number) => void } {
-  const registry = new Registry();
-  const series = new GpuSeries(registry);
+function gpuMachine(): { machine: MachineSnapshot; publish: (t: number) => void } {
+  const machine = new MachineSnapshot();
+  const series = new GpuSeries(new Registry(), machine);
   const publish = (t: number) => {
     for (let gpu = 0; gpu < 8; gpu++) {
       series.publish(
@@ -71,7 +73,7 @@ function gpuRegistry(): { registry: Registry; publish: (t: number) => void } {
       );
     }
   };
-  return { registry, publish };
+  return { machine, publish };
 }
 
 const MODELS = Array.from({ length: 20 }, (_, i) => `meta-llama/Llama-3.1-70B-Instruct-finetune-${String(i).padStart(2, '0')}`);
@@ -86,8 +88,8 @@ function heapUsed(): number {
 
 test('memory stays bounded over 3 hours of 20 models and 8 GPUs (fake clock), and is given back when they go quiet', { timeout: 120_000 }, async () => {
   let now = Date.UTC(2026, 0, 1);
-  const { registry, publish } = gpuRegistry();
-  const state = new StatusState({ slos, registry, now: () => now, random: () => 0.37 });
+  const { machine, publish } = gpuMachine();
+  const state = new StatusState({ slos, machine, now: () => now, random: () => 0.37 });
   const label = (m: string) => m;
   const sizes = new Map<number, { bytes: number; heap: number }>();
   for (let second = 1; second <= 3 * 3600; second++) {
@@ -95,7 +97,7 @@ test('memory stays bounded over 3 hours of 20 models and 8 GPUs (fake clock), an
     publish(second);
     const batch: RequestRecord[] = [];
     for (let k = 0; k < MODELS.length; k++) for (let j = 0; j < 3; j++) batch.push(record(MODELS[k]!, 0.1 + ((second * 3 + j + k) % 50) / 100));
-    state.ingest(batch, 40, label);
+    state.ingest(judgeBatch(batch, 40, slos, label));
     await state.tick();
     if (second === 20 * 60 || second === 3600 || second === 3 * 3600) sizes.set(second, { bytes: state.bytes, heap: heapUsed() });
   }
@@ -119,13 +121,13 @@ test('memory stays bounded over 3 hours of 20 models and 8 GPUs (fake clock), an
 
 test('the status JSON for 20 models and 8 GPUs is small, and valid', { timeout: 60_000 }, async () => {
   let now = Date.UTC(2026, 0, 1);
-  const { registry, publish } = gpuRegistry();
-  const state = new StatusState({ slos, registry, now: () => now });
+  const { machine, publish } = gpuMachine();
+  const state = new StatusState({ slos, machine, now: () => now });
   for (let second = 1; second <= 16 * 60; second++) {
     now += 1000;
     publish(second);
     const batch = MODELS.flatMap((m, k) => [record(m, 0.2 + (k % 5) / 10), record(m, 0.45 + (second % 7) / 10)]);
-    state.ingest(batch, 40, (m) => m);
+    state.ingest(judgeBatch(batch, 40, slos, (m) => m));
     await state.tick();
   }
   const validate = statusValidator();
@@ -153,10 +155,10 @@ test('the status JSON for 20 models and 8 GPUs is small, and valid', { timeout: 
 
 test('burn rates and attainment: 5 m forgets what 1 h still holds; rates cover the last 10 s', async () => {
   let now = Date.UTC(2026, 0, 1, 12);
-  const state = new StatusState({ slos, registry: new Registry(), now: () => now });
+  const state = new StatusState({ slos, machine: new MachineSnapshot(), now: () => now });
   const label = (m: string) => m;
   // 10 requests, 4 over the 500 ms TTFT threshold: 40% bad against a 1% budget = 40× burn.
-  state.ingest(Array.from({ length: 10 }, (_, i) => record('m', i < 4 ? 0.9 : 0.1)), 0, label);
+  state.ingest(judgeBatch(Array.from({ length: 10 }, (_, i) => record('m', i < 4 ? 0.9 : 0.1)), 0, slos, label));
   now += 1000;
   await state.tick();
   let m = buildStatus(state, { model: ALL_MODELS, since: 0 }, null).models[0]!;
@@ -169,7 +171,7 @@ test('burn rates and attainment: 5 m forgets what 1 h still holds; rates cover t
   assert.equal(m.ttft.p99, 0.9);
   // Six minutes later, 10 good ones: the 5-minute window holds only those, the hour all 20.
   now += 6 * 60_000;
-  state.ingest(Array.from({ length: 10 }, () => record('m', 0.1)), 0, label);
+  state.ingest(judgeBatch(Array.from({ length: 10 }, () => record('m', 0.1)), 0, slos, label));
   now += 1000;
   await state.tick();
   m = buildStatus(state, { model: ALL_MODELS, since: 0 }, null).models[0]!;
@@ -182,11 +184,11 @@ test('burn rates and attainment: 5 m forgets what 1 h still holds; rates cover t
 
 test('the route split: requests per API over 5 minutes, old slots forgotten', async () => {
   let now = Date.UTC(2026, 0, 1, 12);
-  const state = new StatusState({ slos, registry: new Registry(), now: () => now });
+  const state = new StatusState({ slos, machine: new MachineSnapshot(), now: () => now });
   const routed = (route: string, n: number) => Array.from({ length: n }, () => ({ ...record('m', 0.1), route }));
-  state.ingest([...routed('chat_completions', 3), ...routed('messages', 5)], 0, (m) => m);
+  state.ingest(judgeBatch([...routed('chat_completions', 3), ...routed('messages', 5)], 0, slos, (m) => m));
   now += 6 * 60_000;
-  state.ingest([...routed('responses', 2), ...routed('messages', 1)], 0, (m) => m);
+  state.ingest(judgeBatch([...routed('responses', 2), ...routed('messages', 1)], 0, slos, (m) => m));
   now += 1000;
   await state.tick();
   const doc = buildStatus(state, { model: ALL_MODELS, since: 0 }, null);

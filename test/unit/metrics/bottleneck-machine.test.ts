@@ -1,55 +1,40 @@
 /**
- * src/metrics/bottleneck/machine.ts, per model (issue 26): a model served by upstream U reads
- * the engine series with upstream=U and the GPUs whose infermeter_gpu_engine_info row names U;
+ * src/metrics/bottleneck/machine.ts, per model: a model served by upstream U reads the
+ * engine reading of upstream U and the GPUs whose infermeter_gpu_engine_info row names U;
  * with no upstreams known, or no join rows, the reading is the whole machine's, as before.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Counter, Gauge, Registry } from 'prom-client';
 import { MachineHistory, readMachine, scopeOf } from '../../../src/metrics/bottleneck/machine.js';
+import { MachineSnapshot } from '../../../src/collectors/snapshot.js';
+import { engineOf, gpuOf } from '../../helpers/machine.js';
 
 /** Two engines, a and b; a queues with a full cache on GPU 0, b is idle on GPU 1, which is power-throttled. */
-function twoEngines(join: boolean): { registry: Registry; preempt: Counter } {
-  const registry = new Registry();
-  const g = (name: string, labels: string[]) => new Gauge({ name, help: name, labelNames: labels, registers: [registry] });
-  const waiting = g('infermeter_engine_requests_waiting', ['engine', 'upstream']);
-  const running = g('infermeter_engine_requests_running', ['engine', 'upstream']);
-  const kv = g('infermeter_engine_kv_cache_usage_ratio', ['engine', 'upstream']);
-  const preempt = new Counter({ name: 'infermeter_engine_preemptions_total', help: 'p', labelNames: ['engine', 'upstream'], registers: [registry] });
-  waiting.set({ engine: 'vllm', upstream: 'a' }, 12);
-  waiting.set({ engine: 'vllm', upstream: 'b' }, 0);
-  running.set({ engine: 'vllm', upstream: 'a' }, 8);
-  running.set({ engine: 'vllm', upstream: 'b' }, 2);
-  kv.set({ engine: 'vllm', upstream: 'a' }, 0.96);
-  kv.set({ engine: 'vllm', upstream: 'b' }, 0.1);
-  preempt.inc({ engine: 'vllm', upstream: 'a' }, 0);
-  preempt.inc({ engine: 'vllm', upstream: 'b' }, 0);
-  const util = g('infermeter_gpu_sm_utilization_ratio', ['gpu', 'uuid']);
-  const pviol = g('infermeter_gpu_power_violation_ratio', ['gpu', 'uuid']);
-  util.set({ gpu: '0', uuid: 'GPU-0' }, 0.9);
-  util.set({ gpu: '1', uuid: 'GPU-1' }, 0.3);
-  pviol.set({ gpu: '0', uuid: 'GPU-0' }, 0);
-  pviol.set({ gpu: '1', uuid: 'GPU-1' }, 0.7);
-  if (join) {
-    const info = g('infermeter_gpu_engine_info', ['gpu', 'uuid', 'upstream']);
-    info.set({ gpu: '0', uuid: 'GPU-0', upstream: 'a' }, 1);
-    info.set({ gpu: '1', uuid: 'GPU-1', upstream: 'b' }, 1);
-  }
-  return { registry, preempt };
+function twoEngines(join: boolean): { machine: MachineSnapshot; preempt: (a: number, b: number) => void } {
+  const machine = new MachineSnapshot();
+  const total = { a: 0, b: 0 };
+  const engines = () => {
+    machine.setEngine(engineOf('a', { waiting: 12, running: 8, kvCacheUsage: 0.96, preemptionsTotal: total.a }));
+    machine.setEngine(engineOf('b', { waiting: 0, running: 2, kvCacheUsage: 0.1, preemptionsTotal: total.b }));
+  };
+  engines();
+  machine.setGpu(gpuOf(0, { utilization: 0.9, powerViolation: 0 }));
+  machine.setGpu(gpuOf(1, { utilization: 0.3, powerViolation: 0.7 }));
+  if (join) machine.setGpuEngines({ rows: [{ gpu: 0, uuid: 'GPU-0', upstream: 'a' }, { gpu: 1, uuid: 'GPU-1', upstream: 'b' }], at: 0 });
+  return { machine, preempt: (a, b) => ((total.a += a), (total.b += b), engines()) };
 }
 
-async function history(registry: Registry, preempt: Counter): Promise<MachineHistory> {
+async function history(machine: MachineSnapshot, preempt: (a: number, b: number) => void): Promise<MachineHistory> {
   const h = new MachineHistory();
-  h.add(await readMachine(registry, 0), -Infinity);
-  preempt.inc({ engine: 'vllm', upstream: 'a' }, 10);
-  preempt.inc({ engine: 'vllm', upstream: 'b' }, 2);
-  h.add(await readMachine(registry, 10_000), -Infinity);
+  h.add(readMachine(machine.read(), 0), -Infinity);
+  preempt(10, 2);
+  h.add(readMachine(machine.read(), 10_000), -Infinity);
   return h;
 }
 
 test('a model of upstream a reads a\'s engine series and GPU 0 only; one of b reads b\'s and GPU 1; the evidence basis names them', async () => {
-  const { registry, preempt } = twoEngines(true);
-  const h = await history(registry, preempt);
+  const { machine, preempt } = twoEngines(true);
+  const h = await history(machine, preempt);
   const a = h.signals(1, ['a']);
   assert.deepEqual(a.scope && { upstreams: a.scope.upstreams, gpus: [...a.scope.gpus!] }, { upstreams: ['a'], gpus: ['0'] });
   assert.equal(a.values.engineWaiting, 12);
@@ -78,8 +63,8 @@ test('a model of upstream a reads a\'s engine series and GPU 0 only; one of b re
 });
 
 test('no upstream known for the model (one upstream, an allowlist label): the whole machine, exactly as before, and no basis added', async () => {
-  const { registry, preempt } = twoEngines(true);
-  const h = await history(registry, preempt);
+  const { machine, preempt } = twoEngines(true);
+  const h = await history(machine, preempt);
   for (const upstreams of [undefined, []]) {
     const all = h.signals(1, upstreams);
     assert.equal(all.scope, null);
@@ -94,8 +79,8 @@ test('no upstream known for the model (one upstream, an allowlist label): the wh
 });
 
 test('no join rows: the model\'s own engine series, but every GPU, and the basis says why', async () => {
-  const { registry, preempt } = twoEngines(false);
-  const h = await history(registry, preempt);
+  const { machine, preempt } = twoEngines(false);
+  const h = await history(machine, preempt);
   const a = h.signals(1, ['a']);
   assert.equal(a.values.engineWaiting, 12);
   assert.equal(a.values.gpuPowerViolation, 0.7);
@@ -104,8 +89,8 @@ test('no join rows: the model\'s own engine series, but every GPU, and the basis
 });
 
 test('join rows that name other upstreams only: the model has no GPU signal, and the basis says no GPU is tied to it', async () => {
-  const { registry, preempt } = twoEngines(true);
-  const h = await history(registry, preempt);
+  const { machine, preempt } = twoEngines(true);
+  const h = await history(machine, preempt);
   const c = h.signals(1, ['c']);
   assert.equal(c.values.gpuPowerViolation, null);
   assert.equal(c.values.gpuUtilization, null);

@@ -18,7 +18,8 @@ import { ModelWindow } from '../../../src/metrics/bottleneck/window.js';
 import { modelSignals } from '../../../src/metrics/bottleneck/live.js';
 import { UNMEASURED, type RequestRecord } from '../../../src/record/record.js';
 import { MachineHistory, readMachine } from '../../../src/metrics/bottleneck/machine.js';
-import { Histogram, Registry } from 'prom-client';
+import { MachineSnapshot } from '../../../src/collectors/snapshot.js';
+import { engineOf } from '../../helpers/machine.js';
 
 /** A healthy, lightly loaded model on a vLLM with every signal present. */
 function base(): Signals {
@@ -119,13 +120,13 @@ test('without a TTFT SLO the TTFT ratio uses the fallback target, and says so', 
 });
 
 test('an engine with a queue histogram and no prefill one (SGLang): the prefill share is 1 - queue share, and the evidence says so', async () => {
-  const registry = new Registry();
-  const queue = new Histogram({ name: 'infermeter_engine_queue_time_seconds', help: 'q', labelNames: ['engine'], buckets: [1], registers: [registry] });
+  const machine = new MachineSnapshot();
+  const queue = (sum: number, count: number) => machine.setEngine(engineOf('s', {}, { queueTime: { sum, count, buckets: [] } }, 'sglang'));
   const h = new MachineHistory();
-  queue.observe({ engine: 'sglang' }, 9); // before the window: not counted
-  h.add(await readMachine(registry, 0), -Infinity);
-  for (let i = 0; i < 4; i++) queue.observe({ engine: 'sglang' }, 0.5);
-  h.add(await readMachine(registry, 10_000), -Infinity);
+  queue(9, 1); // before the window: not counted
+  h.add(readMachine(machine.read(), 0), -Infinity);
+  queue(9 + 4 * 0.5, 5);
+  h.add(readMachine(machine.read(), 10_000), -Infinity);
   const m = h.signals(2);
   assert.equal(m.values.queueTimeMean, 0.5);
   assert.equal(m.values.queueShare, 0.25);

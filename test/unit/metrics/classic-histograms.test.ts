@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
 import { RequestMetrics, nativeOptions } from '../../../src/metrics/prometheus.js';
+import { judgeBatch } from '../../../src/metrics/batch.js';
 import { DEFAULT_BUCKETS } from '../../../src/lib/metric-def.js';
 import { decodeMetricFamilies, encodeRegistry } from '../../../src/exporters/prometheus/proto.js';
 import { countSeries, NO_SLOS, total } from '../../../src/metrics/series-count.js';
@@ -19,14 +20,14 @@ const NATIVE = ['gen_ai_server_time_to_first_token_seconds', 'infermeter_time_to
 
 function metrics(classicHistograms: boolean): Registry {
   const registry = new Registry();
-  const m = new RequestMetrics(registry, DEFAULT_BUCKETS as Record<keyof typeof DEFAULT_BUCKETS, number[]>, 'vllm', NO_SLOS, (x) => x, nativeOptions(), null, {
+  const m = new RequestMetrics(registry, DEFAULT_BUCKETS as Record<keyof typeof DEFAULT_BUCKETS, number[]>, 'vllm', NO_SLOS, nativeOptions(), null, {
     promptTokensClasses: [...DEFAULT_PROMPT_CLASSES], inFlightBands: [...DEFAULT_IN_FLIGHT_BANDS], tenantFrom: 'none', tenantLimit: 20, tenantHistograms: false, classicHistograms,
   });
   for (const ttft of [0.05, 0.3, 1.2]) {
-    m.record({
+    m.ingest(judgeBatch([{
       ...UNMEASURED, route: 'chat_completions', operation: 'chat', model: 'm', outcome: 'ok', status: 200, streamed: true, errorType: null, startedAt: 0, tenant: null,
       ttft, ttfo: ttft, e2e: ttft + 2, outputTokens: 40, tokenSource: 'usage', inputTokens: 100, inputTokensKnown: true, inFlightAtFirstToken: 1, chunkGaps: new Float32Array([0.02, 0.03]),
-    });
+    }], 0, NO_SLOS, (x) => x));
   }
   return registry;
 }

@@ -44,3 +44,34 @@ test('an allowlist labels without reading any list: no upstream is known, so the
   assert.equal(labels.label('model-a'), 'model-a');
   assert.deepEqual(labels.upstreamsOf('model-a'), []);
 });
+
+test('several upstreams: the one poller hands each one\'s entries on after the first read, then only on a change; an allowlist still reads them for routing', async () => {
+  const a = await upstream(['model-a'], ['model-a'], ['model-a', 'model-c']);
+  const b = await upstream(['model-b'], null);
+  const handed: unknown[] = [];
+  const labels = new ModelLabels({
+    allowlist: ['model-a'], upstream: a, name: 'engine-a', refreshSeconds: 3600, log: pino({ level: 'silent' }),
+    others: [{ url: b, name: 'engine-b' }], onLists: (lists) => handed.push(lists.map((l) => l?.map((m) => m.id) ?? null)),
+  });
+  await labels.start();
+  await labels.refresh(); // the read start() began
+  assert.deepEqual(handed, [[['model-a'], ['model-b']]], 'read at start under an allowlist');
+  await labels.refresh();
+  assert.equal(handed.length, 1, 'the same lists are not handed on twice (engine-b failed and keeps its last)');
+  await labels.refresh();
+  assert.deepEqual(handed.at(-1), [['model-a', 'model-c'], ['model-b']], 'a change is handed on; engine-b still keeps its last list');
+  assert.equal(handed.length, 2);
+  assert.equal(labels.label('model-c'), 'other', 'the allowlist alone decides the labels');
+  assert.deepEqual(labels.upstreamsOf('model-a'), [], 'and ties none to an upstream: the verdict reads the whole machine (docs/bottleneck.md)');
+  labels.stop();
+});
+
+test('one upstream: nothing is handed on (there is nothing to route)', async () => {
+  const a = await upstream(['model-a']);
+  let handed = 0;
+  const labels = new ModelLabels({ allowlist: [], upstream: a, refreshSeconds: 3600, log: pino({ level: 'silent' }), onLists: () => handed++ });
+  await labels.start();
+  assert.equal(labels.label('model-a'), 'model-a');
+  assert.equal(handed, 0);
+  labels.stop();
+});

@@ -1,10 +1,11 @@
 /**
  * The upstream set over real HTTP (src/proxy/upstreams.ts; README, "Several engines"): each
- * upstream's /v1/models read at start and every --models-refresh (entries without a string id
- * dropped, at most 100 kept, a failed read keeping the last list), the merged list first
- * upstream first and each id once, a refused upstream routed around and probed every second
- * until its list answers, and each upstream's pool built from its own entry (connections,
- * headers timeout, path prefix).
+ * upstream's /v1/models read by the metrics side's one poller (src/metrics/models.ts) at start
+ * and every --models-refresh (entries without a string id dropped, at most 100 kept, a failed
+ * read keeping the last list) and handed to the router, the merged list first upstream first
+ * and each id once, a refused upstream routed around and probed every second until its list
+ * answers, and each upstream's pool built from its own entry (connections, headers timeout,
+ * path prefix).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,6 +15,7 @@ import pino from 'pino';
 import { request, type Dispatcher } from 'undici';
 import { resolveUpstreams, type UpstreamDefaults } from '../../../src/lib/upstream-spec.js';
 import { UpstreamSet } from '../../../src/proxy/upstreams.js';
+import { ModelLabels } from '../../../src/metrics/models.js';
 import { ENGINES } from '../../../src/lib/engines.js';
 
 const D: UpstreamDefaults = {
@@ -58,15 +60,22 @@ async function until(check: () => boolean, ms: number, what: string): Promise<vo
   }
 }
 
-test('start reads every list over HTTP; ids only, at most 100; a failed read keeps the last list; re-read every refresh; merged first upstream first', async () => {
+test('the poller reads every list over HTTP and hands it to the router; ids only, at most 100; a failed read keeps the last list; re-read every refresh; merged first upstream first', async () => {
   const a = await fake();
   const b = await fake();
   a.answer.body = list('m1', 'shared', 7, null);
   b.answer.body = { object: 'list', data: [{ id: 'shared', owned_by: 'b' }, { id: 'm2' }, { name: 'no-id' }, 'x'] };
   const specs = resolveUpstreams([{ name: 'a', url: a.url }, { name: 'b', url: `${b.url}/` }], D, 'u');
-  const set = new UpstreamSet({ specs, connect: () => undefined, refreshSeconds: 0.2, log: pino({ level: 'silent' }) });
+  const set = new UpstreamSet({ specs, connect: () => undefined, log: pino({ level: 'silent' }) });
+  // As the metrics side wires them (src/side/side.ts): the first upstream, the others, their lists to the proxy loop.
+  const poller = new ModelLabels({
+    allowlist: [], upstream: specs[0]!.url, name: 'a', refreshSeconds: 0.2, log: pino({ level: 'silent' }),
+    others: [{ url: specs[1]!.url, name: 'b' }], onLists: (lists) => set.update(lists),
+  });
   try {
-    await set.start();
+    const ready = set.start(10_000);
+    await poller.start();
+    await ready;
     const [ua, ub] = set.all as [typeof set.first, typeof set.first];
     assert.deepEqual([...ua.models], ['m1', 'shared']);
     assert.deepEqual([...ub.models], ['shared', 'm2']);
@@ -90,6 +99,7 @@ test('start reads every list over HTTP; ids only, at most 100; a failed read kee
     assert.equal(ub.listed.length, 100);
     assert.ok(!ub.models.has('m2'));
   } finally {
+    poller.stop();
     await set.close();
     await stop([a, b]);
   }
@@ -103,9 +113,9 @@ test('a refused upstream is routed around, probed every second, and routed to ag
   const warnings: string[] = [];
   const log = pino({ level: 'info' }, { write: (line: string) => void warnings.push(line) });
   const specs = resolveUpstreams([{ name: 'a', url: a.url }, { name: 'b', url: b.url }], D, 'u');
-  const set = new UpstreamSet({ specs, connect: () => undefined, refreshSeconds: 3600, log });
+  const set = new UpstreamSet({ specs, connect: () => undefined, log });
   try {
-    await set.start();
+    set.update([[{ id: 'shared' }], [{ id: 'shared' }]]);
     const [ua, ub] = set.all as [typeof set.first, typeof set.first];
     ua.inFlight = 5;
     assert.equal(set.pick('shared'), ub, 'fewer in flight');
@@ -133,7 +143,7 @@ test('a refused upstream is routed around, probed every second, and routed to ag
   } finally {
     await set.close();
   }
-  const one = new UpstreamSet({ specs: specs.slice(0, 1), connect: () => undefined, refreshSeconds: 3600, log });
+  const one = new UpstreamSet({ specs: specs.slice(0, 1), connect: () => undefined, log });
   one.markDown(one.first);
   assert.equal(one.first.down, false, 'nothing to route around with one upstream');
   await one.close();
@@ -153,7 +163,7 @@ test('each pool is built from its entry: connections, headers timeout, path pref
     }, delay);
   });
   const specs = resolveUpstreams([{ name: 'one-connection', url: `${slow.url}/base`, connections: 1, headersTimeout: '2s' }, { name: 'quick', url: slow.url, headersTimeout: '0.3s' }], D, 'u');
-  const set = new UpstreamSet({ specs, connect: () => undefined, refreshSeconds: 3600, log: pino({ level: 'silent' }) });
+  const set = new UpstreamSet({ specs, connect: () => undefined, log: pino({ level: 'silent' }) });
   const [one, quick] = set.all as [typeof set.first, typeof set.first];
   const get = async (u: typeof one, path: string) => {
     const res = await request(`${slow.url}${u.basePath}${path}`, { dispatcher: u.pool as Dispatcher });

@@ -143,7 +143,7 @@ test('GPU join rows: gpus: by index or UUID, else compute apps on the port\'s tr
 
 test('router: by listed model; replicas by fewest in flight (ties rotate); down ones avoided; unknown model and no model to the first; one upstream never polls', async () => {
   const specs = resolveUpstreams([{ name: 'a', url: 'http://127.0.0.1:9' }, { name: 'b', url: 'http://127.0.0.1:9/b' }, { name: 'c', url: 'http://127.0.0.1:9/c' }], D, 'u');
-  const set = new UpstreamSet({ specs, connect: () => undefined, refreshSeconds: 60, log: pino({ level: 'silent' }) });
+  const set = new UpstreamSet({ specs, connect: () => undefined, log: pino({ level: 'silent' }) });
   const [a, b, c] = set.all as [typeof set.all[0], typeof set.all[0], typeof set.all[0]];
   a.models = new Set(['m1']);
   b.models = new Set(['m2', 'shared']);
@@ -168,10 +168,29 @@ test('router: by listed model; replicas by fewest in flight (ties rotate); down 
   c.listed = [{ id: 'shared' }];
   assert.deepEqual(JSON.parse(set.mergedModels().toString()).data.map((m: { id: string }) => m.id), ['m2', 'shared']);
   await set.close();
-  const one = new UpstreamSet({ specs: specs.slice(0, 1), connect: () => undefined, refreshSeconds: 60, log: pino({ level: 'silent' }) });
+  const one = new UpstreamSet({ specs: specs.slice(0, 1), connect: () => undefined, log: pino({ level: 'silent' }) });
   one.first.models = new Set();
   assert.equal(one.routed, false);
   assert.equal(one.pick('anything'), one.first);
   await one.start(); // resolves at once: nothing is polled
   await one.close();
+});
+
+test('router: lists come from the metrics side (update): the first one ends the start-up wait; a null list keeps what the upstream had', async () => {
+  const specs = resolveUpstreams([{ name: 'a', url: 'http://127.0.0.1:9' }, { name: 'b', url: 'http://127.0.0.1:9/b' }], D, 'u');
+  const set = new UpstreamSet({ specs, connect: () => undefined, log: pino({ level: 'silent' }) });
+  const started = performance.now();
+  const ready = set.start(10_000);
+  setTimeout(() => set.update([[{ id: 'm1', object: 'model' }], [{ id: 'm2' }, { id: 'shared' }]]), 20);
+  await ready;
+  assert.ok(performance.now() - started < 5_000, 'the first lists end the wait');
+  assert.equal(set.pick('m2').name, 'b');
+  assert.deepEqual(JSON.parse(set.mergedModels().toString()).data, [{ id: 'm1', object: 'model' }, { id: 'm2' }, { id: 'shared' }]);
+  set.update([null, [{ id: 'm3' }]]);
+  assert.equal(set.pick('m1').name, 'a', 'a keeps its list');
+  assert.equal(set.pick('m2').name, 'a', 'b no longer lists m2: the first upstream takes it');
+  assert.equal(set.pick('m3').name, 'b');
+  set.update([Array.from({ length: 150 }, (_, i) => ({ id: `x${i}` })), null]);
+  assert.equal(set.all[0]!.listed.length, 100, 'at most 100 entries per upstream');
+  await set.close();
 });

@@ -26,7 +26,7 @@ it('closed loop: every request timed, tokens from usage, never more than N runni
 it('open loop at a constant rate spaces the arrivals', async () => {
   const sim = await startSimulator({ listen: '127.0.0.1:0', speed: 'max' });
   try {
-    const run = await runLoad({ url: sim.url, requests: 6, rate: 50, arrivals: 'constant', maxTokens: 2, route: 'completion' });
+    const run = await runLoad({ url: sim.url, requests: 6, rate: 50, arrivals: 'constant', maxTokens: 2, route: 'completions' });
     const starts = run.results.map((r) => r.startMs);
     assert.ok(starts[5]! - starts[0]! >= 90, `arrivals span ${starts[5]! - starts[0]!} ms, expected ~100`);
     assert.equal(summarize(run).ok, 6);

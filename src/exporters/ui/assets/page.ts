@@ -12,7 +12,7 @@ export const PAGE_HTML = `<!doctype html>
 <link rel="stylesheet" href="/ui/uplot.css">
 <link rel="stylesheet" href="/ui/app.css">
 <script src="/ui/uplot.js" defer></script>
-<script src="/ui/app.js" defer></script>
+<script type="module" src="/ui/app.js"></script>
 </head>
 <body>
 <header>

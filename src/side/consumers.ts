@@ -1,0 +1,53 @@
+/**
+ * The consumer table: every reader of judged request batches on the metrics side, in the order
+ * each batch reaches them. Adding a consumer is one file (a class implementing BatchConsumer,
+ * metrics/consumer.ts) and one row here; docs/architecture.md, "Adding a consumer".
+ */
+import type { ConsumerEntry } from './consumer-types.js';
+import { RequestMetrics, exemplarPolicyFrom, nativeOptionsFrom } from '../metrics/prometheus.js';
+import { BottleneckMonitor } from '../metrics/bottleneck/live.js';
+import { startOtlp } from '../exporters/otlp/start.js';
+import { RequestTrail } from '../exporters/trace/trail.js';
+import { StatusPage } from '../exporters/ui/status-page.js';
+import { slowLogProvider } from '../exporters/ui/slow-requests.js';
+
+export const CONSUMERS: readonly ConsumerEntry[] = [
+  {
+    // Classic and native histograms, the breakdowns, tenants, the SLO counters: /metrics.
+    name: 'requests',
+    enabled: () => true,
+    create: ({ registry, options: o }) => new RequestMetrics(registry, o.buckets, o.engine, o.slos, nativeOptionsFrom(o), exemplarPolicyFrom(o), o),
+  },
+  {
+    // Decided by the OTEL_* environment, as every OpenTelemetry SDK does.
+    name: 'otlp',
+    enabled: () => true,
+    create: ({ options, log }) => startOtlp(options, log),
+  },
+  {
+    // Spans, the slow-request log (/debug/requests) and the SLO-breach log line.
+    name: 'trail',
+    enabled: () => true,
+    create: ({ options, log }) => new RequestTrail(options, log),
+  },
+  {
+    name: 'bottleneck',
+    enabled: () => true,
+    create: ({ registry, machine, options: o, log, models }) => new BottleneckMonitor({
+      registry, machine, slos: o.slos, engine: o.engine, intervalSeconds: o.bottleneckInterval, windowSeconds: o.bottleneckWindow, benchLimit: o.bottleneckBenchLimit, log,
+      upstreamsOf: o.upstreams.length > 1 ? (label) => models.upstreamsOf(label) : undefined,
+    }),
+  },
+  {
+    // The status page and /api/v1/status; it shows the trail's slow requests and the bottleneck verdicts.
+    name: 'ui',
+    enabled: (o) => o.ui,
+    create: ({ machine, options, log, earlier }) => {
+      const page = new StatusPage({ machine, slos: options.slos, log });
+      const trail = earlier(RequestTrail);
+      if (trail) page.slowRequests = slowLogProvider(trail.slowLog);
+      page.bottlenecks = earlier(BottleneckMonitor) ?? null;
+      return page;
+    },
+  },
+];

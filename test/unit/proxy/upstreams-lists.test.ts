@@ -182,3 +182,26 @@ test('each pool is built from its entry: connections, headers timeout, path pref
     await stop([slow]);
   }
 });
+
+test('router: the fewest in flight wins from every scan start, and so does the alternative; a down replica loses to any up one', async () => {
+  const specs = resolveUpstreams(['a', 'b', 'c'].map((name, i) => ({ name, url: `http://127.0.0.1:9/${i}` })), D, 'u');
+  const set = new UpstreamSet({ specs, connect: () => undefined, log: pino({ level: 'silent' }) });
+  set.update([[{ id: 'shared' }], [{ id: 'shared' }], [{ id: 'shared' }]]);
+  const [a, b, c] = set.all as [typeof set.first, typeof set.first, typeof set.first];
+  try {
+    // The scan starts one further each call: three calls start at each upstream once.
+    for (const [inFlight, want] of [[[1, 5, 9], 'a'], [[5, 1, 9], 'b'], [[9, 5, 1], 'c'], [[5, 9, 1], 'c']] as const) {
+      [a.inFlight, b.inFlight, c.inFlight] = inFlight;
+      assert.deepEqual([set.pick('shared'), set.pick('shared'), set.pick('shared')].map((u) => u.name), [want, want, want], `in flight ${inFlight.join('/')}`);
+    }
+    [a.inFlight, b.inFlight, c.inFlight] = [0, 9, 7];
+    a.down = true;
+    assert.deepEqual([set.pick('shared'), set.pick('shared'), set.pick('shared')].map((u) => u.name), ['c', 'c', 'c'], 'the down one loses despite 0 in flight');
+    assert.equal(set.alternative('shared', a)?.name, 'c', 'of the others, the fewest in flight');
+    [b.inFlight, c.inFlight] = [2, 7];
+    assert.equal(set.alternative('shared', a)?.name, 'b', 'the first seen when it has fewer');
+    assert.equal(set.alternative('shared', b)?.name, 'c', 'never a down one');
+  } finally {
+    await set.close();
+  }
+});

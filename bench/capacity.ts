@@ -14,6 +14,8 @@
  * - The client runs on BENCH_CLIENT_THREADS threads (bench/client-pool.ts; default 1).
  * - BENCH_CAPACITY_CHUNKS (default 40) sets the chunks per stream; the JSON rows carry CPU per
  *   request beside CPU per chunk.
+ * - Prompts of BENCH_PROMPT_BYTES bytes (below); with BENCH_WORKLOAD_TRACE=1, bench/proxy.ts adds
+ *   the path `infermeter --workers 1, workload trace` (the same daemon with --workload-trace).
  */
 import { cpuSeconds, percentile, sorted, treeCpuSeconds, type StreamSample } from './lib.js';
 import { clientPool } from './client-pool.js';
@@ -49,8 +51,25 @@ interface Cell {
   seconds: number;
 }
 
+/**
+ * BENCH_PROMPT_BYTES (default 0: the word "bench"): each request's user message is about that
+ * many bytes of text, different in every one of 64 prompts (what the workload trace's prompt
+ * hashing reads; the upstream ignores it).
+ */
+const PROMPT_BYTES = Number(process.env['BENCH_PROMPT_BYTES'] ?? 0);
+if (!Number.isInteger(PROMPT_BYTES) || PROMPT_BYTES < 0) throw new Error(`BENCH_PROMPT_BYTES: expected a byte count, got "${process.env['BENCH_PROMPT_BYTES']}"`);
+const PROMPTS = Array.from({ length: 64 }, (_, i) => {
+  if (PROMPT_BYTES === 0) return 'bench';
+  const words: string[] = [];
+  for (let n = 0, k = i * 7919; n < PROMPT_BYTES; k++) {
+    const w = `w${((k * 2654435761) >>> 0) % 100_000}`;
+    words.push(w);
+    n += w.length + 1;
+  }
+  return words.join(' ').slice(0, PROMPT_BYTES);
+});
 const bodyFor = (gapMs: number) => (i: number) =>
-  JSON.stringify({ model: `bench-model-${i % 64}`, stream: true, messages: [{ role: 'user', content: 'bench' }], bench: { firstMs: gapMs, chunks: CHUNKS, gapMs } });
+  JSON.stringify({ model: `bench-model-${i % 64}`, stream: true, messages: [{ role: 'user', content: PROMPTS[i % 64] }], bench: { firstMs: gapMs, chunks: CHUNKS, gapMs } });
 
 async function cell(path: CapacityPath, streams: number, gapMs: number, ms: number, api = APIS['chat']!): Promise<Cell> {
   const cpu0 = path.pids.reduce((a, p) => a + treeCpuSeconds(p), 0);
@@ -82,7 +101,7 @@ const ratio = (a: number, b: number) => (b > 0 && Number.isFinite(a) ? `${(a / b
 export async function runCapacity(paths: CapacityPath[], reference: { bare: string; nginx?: string }, progress: (rows: readonly Record<string, unknown>[]) => void = () => {}): Promise<Record<string, unknown>[]> {
   const rows: Record<string, unknown>[] = [];
   const direct = paths[0]!;
-  console.log(`\ncapacity: each chunk its own read (${CHUNKS} chunks per stream); ${SECONDS}s cells × ${ROUNDS} interleaved rounds; client on ${clientPool.threads} thread(s); CPU = utime+stime of the path's processes per relayed chunk`);
+  console.log(`\ncapacity: each chunk its own read (${CHUNKS} chunks per stream); prompts of ${PROMPT_BYTES || 5} bytes; ${SECONDS}s cells × ${ROUNDS} interleaved rounds; client on ${clientPool.threads} thread(s); CPU = utime+stime of the path's processes per relayed chunk`);
   console.log('load          | path                    | chunks/s | CPU µs/chunk | +TTFT p50 | +TTFT p99 | +chunk p99 | rounds +TTFT p50 | × bare CPU | × nginx CPU | × bare +p50');
   for (const [streams, gapMs] of LOADS) {
     const primaries: string[] = [];

@@ -15,6 +15,9 @@
  * the stream count of the lockstep (burst) section (0: skip it). BENCH_TRACING=0 leaves out the
  * capacity path `infermeter --workers 1, tracing` (OTEL_TRACES_EXPORTER=otlp, ratio 1, spans
  * to a sink in this process that answers 200; OTLP metrics stay off): tracing on beside tracing off.
+ * BENCH_WORKLOAD_TRACE=1 adds the capacity path `infermeter --workers 1, workload trace`
+ * (--workload-trace to a temporary file), and BENCH_PROMPT_BYTES sets the prompts' size
+ * (bench/capacity.ts): the workload trace's cost beside the same daemon without it.
  *
  * Clients start spread over one stream's length, as streams are in steady traffic; the
  * lockstep section then starts them all at once, the worst case for per-request cost.
@@ -34,8 +37,9 @@
  * alike. Name a label in BENCH_CAPACITY_API_PATHS to run it through the API loads too.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
@@ -67,10 +71,10 @@ const RESULTS = resolve(ROOT, process.env['BENCH_RESULTS'] ?? 'bench-results/pro
 const upstream = await startProcess(node, [`${ROOT}dist/bench/upstream.js`], /^(\d+)\n/m, { BENCH_MODELS: String(MODELS) }, UPSTREAM_CPUS);
 const upstreamPort = Number(upstream.match[1]);
 const direct = `http://127.0.0.1:${upstreamPort}`;
-const startInfermeter = (workers: number, env: NodeJS.ProcessEnv = {}, root = ROOT) =>
+const startInfermeter = (workers: number, env: NodeJS.ProcessEnv = {}, root = ROOT, args: string[] = []) =>
   startProcess(
     node,
-    [resolve(root, 'dist/src/cli.js'), '--upstream', direct, '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0', '--no-collector.gpu', '--no-collector.engine', '--no-collector.host', '--log-level', 'info', '--workers', String(workers)],
+    [resolve(root, 'dist/src/cli.js'), '--upstream', direct, '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0', '--no-collector.gpu', '--no-collector.engine', '--no-collector.host', '--log-level', 'info', '--workers', String(workers), ...args],
     /"proxy":"127\.0\.0\.1:(\d+)","metrics":"127\.0\.0\.1:(\d+)"/,
     env,
     PROXY_CPUS,
@@ -93,6 +97,11 @@ const imTraced = sink
   ? await startInfermeter(1, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${sink.url}/v1/traces`, OTEL_METRICS_EXPORTER: 'none', OTEL_TRACES_SAMPLER: 'always_on' })
   : null;
 const throughTraced = imTraced ? `http://127.0.0.1:${imTraced.match[1]}` : '';
+// BENCH_WORKLOAD_TRACE=1: one more capacity path, the same daemon writing a workload trace
+// (docs/workload-trace.md) to a temporary file: its prompt hashing thread's CPU counts for it.
+const WORKLOAD_TRACE = process.env['BENCH_WORKLOAD_TRACE'] === '1' && SECTIONS.has('capacity');
+const traceDir = WORKLOAD_TRACE ? mkdtempSync(join(tmpdir(), 'bench-workload-trace-')) : '';
+const imWorkload = WORKLOAD_TRACE ? await startInfermeter(1, {}, ROOT, ['--workload-trace', join(traceDir, 'trace.jsonl')]) : null;
 // One infermeter per worker count; --workers 1 always (the other sections use it), --workers 2 for memory.
 const byWorkers = new Map<number, Awaited<ReturnType<typeof startInfermeter>>>();
 for (const w of new Set([1, ...WORKERS, ...(SECTIONS.has('memory') ? [2] : [])])) byWorkers.set(w, await startInfermeter(w));
@@ -155,7 +164,7 @@ await closedLoop(direct, 8, 500, body);
 if (nginx) await closedLoop(plain, 8, 500, body);
 await closedLoop(nodeFloor, 8, 500, body);
 const warmAgent = new Agent({ connections: 16 });
-for (const url of [...[...byWorkers.values(), ...compared.map((c) => c.proc)].map(urlOf), ...(imTraced ? [throughTraced] : [])]) for (let i = 0; i < MODELS * 2; i++) await streamOnce(warmAgent, url, body(i, { firstMs: 1, chunks: 3, gapMs: 1 }), false);
+for (const url of [...[...byWorkers.values(), ...compared.map((c) => c.proc)].map(urlOf), ...(imTraced ? [throughTraced] : []), ...(imWorkload ? [urlOf(imWorkload)] : [])]) for (let i = 0; i < MODELS * 2; i++) await streamOnce(warmAgent, url, body(i, { firstMs: 1, chunks: 3, gapMs: 1 }), false);
 await warmAgent.close();
 await new Promise((r) => setTimeout(r, 2000)); // model list fetched; records flushed
 const series = (await (await request(metricsUrl)).body.text()).split('\n').filter((l) => l.startsWith('gen_ai_server_time_to_first_token_seconds_bucket')).length;
@@ -174,11 +183,20 @@ if (SECTIONS.has('capacity')) {
     ...WORKERS.map((w) => ({ name: `infermeter --workers ${w}`, url: urlOf(byWorkers.get(w)!), pids: [byWorkers.get(w)!.child.pid!] })),
     ...compared.map((c) => ({ name: c.name, url: urlOf(c.proc), pids: [c.proc.child.pid!] })),
     ...(imTraced ? [{ name: 'infermeter --workers 1, tracing', url: throughTraced, pids: [imTraced.child.pid!] }] : []),
+    ...(imWorkload ? [{ name: 'infermeter --workers 1, workload trace', url: urlOf(imWorkload), pids: [imWorkload.child.pid!] }] : []),
   ];
   // Written after each load and knee step too, marked partial: a run cut short keeps what it measured.
   const partial = (done: readonly Record<string, unknown>[]) => writeResults([...rows, ...done], true);
   rows.push(...(await runCapacity(capacityPaths, { bare: 'node http+undici', ...(nginx ? { nginx: 'nginx' } : {}) }, partial)));
   if (sink) console.log(`tracing path: ${sink.spans()} bytes of OTLP spans received`);
+  if (imWorkload) {
+    const m = await (await request(`http://127.0.0.1:${imWorkload.match[2]}/metrics`)).body.text();
+    const kept = /^infermeter_workload_trace_kept_ratio (\S+)$/m.exec(m)?.[1];
+    const written = /^infermeter_workload_trace_requests_total\{result="written"\} (\S+)$/m.exec(m)?.[1];
+    const busy = /^infermeter_workload_trace_requests_total\{result="busy"\} (\S+)$/m.exec(m)?.[1];
+    console.log(`workload trace path: ${written} lines written, ${busy} skipped busy (kept ratio ${kept}), ${statSync(join(traceDir, 'trace.jsonl')).size} bytes`);
+    rows.push({ section: 'workload-trace', written: Number(written), busy: Number(busy), keptRatio: Number(kept) });
+  }
 }
 if (SECTIONS.has('latency')) {
 console.log(`\ninfermeter proxy benchmark: ${WARM}s warm-up, then ${SECONDS}s per cell × ${ROUNDS} interleaved rounds, percentiles over all rounds' streams; stream = 20 chunks 10 ms apart after 20 ms`);
@@ -327,6 +345,8 @@ writeResults(rows, false);
 console.log(`\nraw figures: ${RESULTS}`);
 for (const p of byWorkers.values()) p.child.kill('SIGTERM');
 imTraced?.child.kill('SIGTERM');
+imWorkload?.child.kill('SIGTERM');
+if (traceDir) rmSync(traceDir, { recursive: true, force: true });
 for (const c of compared) c.proc.child.kill('SIGTERM');
 sink?.close();
 upstream.child.kill('SIGTERM');

@@ -3,6 +3,7 @@ import { rulesCommand } from './ops/rules-command.js';
 import { simulateCommand } from './sim/command.js';
 import { demoCommand } from './demo/command.js';
 import { benchCommand } from './bench/command.js';
+import { traceCommand } from './bench/trace-command.js';
 
 /**
  * Subcommands besides the proxy, one factory per feature (simulate, demo, rules, bench, ...).
@@ -13,4 +14,5 @@ export const SUBCOMMANDS: readonly (() => Command)[] = [
   simulateCommand,
   demoCommand,
   benchCommand,
+  traceCommand,
 ];

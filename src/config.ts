@@ -1,13 +1,13 @@
 /**
  * One typed schema for flags, environment variables and the config file, in three steps:
  * resolution (config/resolve.ts: flag > environment > config file > default, then the derived
- * settings), validation (config/check.ts), and the one side effect, the tenant salt kept in
- * --state-dir (lib/state.ts). A bad value stops startup with the flag's name and what was
- * expected. Config extends the options type of every room (config/types.ts); nothing below
+ * settings), validation (config/check.ts), and the one side effect: the salts kept in
+ * --state-dir (lib/state.ts: the tenant salt, the prompt-hash salt). A bad value stops startup
+ * with the flag's name and what was expected. Config extends the options type of every room (config/types.ts); nothing below
  * this room imports it (docs/architecture.md).
  */
 import { Command, Option } from 'commander';
-import { keptTenantSalt } from './lib/state.js';
+import { keptPromptSalt, keptTenantSalt } from './lib/state.js';
 import { markRequired } from './lib/cli-help.js';
 import { OPTIONS, envName, isSwitch } from './config/flags.js';
 import { resolveSettings } from './config/resolve.js';
@@ -45,7 +45,7 @@ export function addConfigOptions(cmd: Command): Command {
 export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env, opts: { requireAll?: boolean } = {}): Config {
   const cfg = resolveSettings(cliValues, env, opts.requireAll !== false);
   checkConfig(cfg);
-  return keepTenantSalt(cfg);
+  return keepPromptSalt(keepTenantSalt(cfg));
 }
 
 /**
@@ -55,6 +55,12 @@ export function resolveConfig(cliValues: Record<string, unknown>, env: NodeJS.Pr
 function keepTenantSalt(cfg: Config): Config {
   if (cfg.tenantFrom !== 'api-key' || cfg.tenantSalt !== '') return cfg;
   return { ...cfg, tenantSalt: keptTenantSalt(cfg.stateDir, cfg.configFile) };
+}
+
+/** Likewise the prompt-hash salt, when the workload trace is on and no --prompt-hash-salt was given. */
+function keepPromptSalt(cfg: Config): Config {
+  if (cfg.workloadTrace === '' || cfg.promptHashSalt !== '') return cfg;
+  return { ...cfg, promptHashSalt: keptPromptSalt(cfg.stateDir, cfg.configFile, cfg.workloadTrace) };
 }
 
 /**

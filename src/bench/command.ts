@@ -39,6 +39,10 @@ export function benchCommand(): Command {
     .option('--engine <kind>', 'engine kind for the metric names (default: detected from /metrics)')
     .option('--sample-interval <duration>', 'GPU and engine sampling interval', '1s')
     .option('--max-error-rate <ratio>', 'exit 1 when a measured phase\'s share of failed requests is above this (0 to 1); default: only a phase with no successful request fails')
+    .option('--replay <files...>', 'replay workload traces (recorded by --workload-trace, or Mooncake JSONL) at their recorded times instead of the single-stream and load steps; several files interleave by their start times; lines that record no API use --api (default chat)')
+    .option('--replay-speed <x>', 'divide the recorded times by x: 2 replays twice as fast, 0.5 at half speed', '1')
+    .option('--replay-model <from=to>', 'ask the target for model TO where the trace recorded FROM (repeatable; *=TO maps every model)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('--replay-calibrate <bool>', 'measure the target\'s token count of the replay\'s text per API and model first (two 1-token requests per pair); false: a token per word, no template', 'true')
     .action(async (f: BenchFlags) => runBenchCommand(f));
   bench
     .command('compare <a> <b>')

@@ -20,7 +20,7 @@ export function gib(bytes: number | null | undefined): string {
 }
 
 export function stepLabel(s: Pick<StepReport, 'mode' | 'load'>): string {
-  return s.mode === 'rate' ? `${s.load} req/s` : `c=${s.load}`;
+  return s.mode === 'rate' ? `${s.load} req/s` : s.mode === 'replay' ? `replay ×${s.load}` : `c=${s.load}`;
 }
 
 export function errorsText(errors: Record<string, number | undefined>): string {

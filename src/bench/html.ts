@@ -7,6 +7,7 @@ import type { BenchReport, StepReport } from './report.js';
 import { COLORS, lineChart, type Series } from './svg.js';
 import { escapeHtml, engineText, gpuText, msText, num, stepLabel } from './format.js';
 import { renderMarkdown } from './markdown.js';
+import { replayCharts } from './replay/render.js';
 
 const ms = (v: number | null) => (v === null ? null : v * 1000);
 const percent = (v: number | null) => (v === null ? null : v * 100);
@@ -42,7 +43,8 @@ td:first-child,th:first-child{text-align:left} table:first-of-type td{text-align
 <div class="sub">${escapeHtml(engineText(r))} at ${escapeHtml(String(r.config['target']))} · GPU: ${escapeHtml(gpuText(r))} · ${escapeHtml(String(r.environment['date']))}</div>
 ${r.partial ? `<div class="partial">PARTIAL REPORT: ${escapeHtml(r.partialReason ?? '')}</div>` : ''}
 <div class="cards">${cards.map(([k, v]) => `<div class="card"><div class="k">${escapeHtml(k!)}</div><div class="v">${escapeHtml(v!)}</div></div>`).join('')}</div>
-${r.steps.length ? `<h2>Against load</h2><div class="charts">${loadCharts(r.steps).join('\n')}</div>` : ''}
+${r.steps.some((s) => s.mode !== 'replay') ? `<h2>Against load</h2><div class="charts">${loadCharts(r.steps.filter((s) => s.mode !== 'replay')).join('\n')}</div>` : ''}
+${r.steps.filter((s) => s.mode === 'replay').map((s) => `<h2>Replay</h2><div class="charts">${replayCharts(s).join('\n')}</div>`).join('\n')}
 ${timeline(r)}
 <h2>Tables</h2>
 ${markdownToHtml(renderMarkdown(r).split('\n').slice(2).join('\n'))}

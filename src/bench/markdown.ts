@@ -4,6 +4,7 @@ import { BENCH_SLOS } from './report.js';
 import type { Distribution } from './stats.js';
 import { renderAnalysis } from './analysis.js';
 import { DASH, engineText, errorsText, gib, gpuText, msText, num, pct, stepLabel } from './format.js';
+import { renderReplay } from './replay/render.js';
 
 /** Distinct synthetic prompts share little beyond a block or two; more than this was cached before. */
 const CACHED_WARNING = 0.1;
@@ -20,7 +21,9 @@ export function renderMarkdown(r: BenchReport): string {
     `| target | ${String(c['target'])} (${engineText(r)}) |`,
     `| GPU | ${gpuText(r)} |`,
     `| host CPU | ${host.cpuModel ?? DASH} (${host.cpus} cores) |`,
-    `| inputs | ${String(c['prompts'])}; ${c['inputTokens'] ?? DASH} input tokens, ${String(c['outputTokens'])} output tokens, ignore_eos ${c['ignoreEos'] ? 'sent' : 'not sent'} |`,
+    r.replay
+      ? `| inputs | replayed traces: ${r.replay.files.map((f) => f.path).join(', ')}; ignore_eos ${c['ignoreEos'] ? 'sent' : 'not sent'} |`
+      : `| inputs | ${String(c['prompts'])}; ${c['inputTokens'] ?? DASH} input tokens, ${String(c['outputTokens'])} output tokens, ignore_eos ${c['ignoreEos'] ? 'sent' : 'not sent'} |`,
     `| infermeter | ${String(r.environment['infermeterVersion'])}: \`${(r.environment['command'] as string[]).join(' ')}\` |`,
     '',
   );
@@ -54,7 +57,8 @@ export function renderMarkdown(r: BenchReport): string {
     const mem = r.steps.map((st) => st.resources.gpuMemoryUsedBytes.max).filter((v): v is number => v !== null);
     if (mem.length) out.push(`GPU memory used, max over steps: ${gib(Math.max(...mem))} GiB.`, '');
   }
-  const cached = [...(r.singleStream ? [['single stream', r.singleStream.resources.prefixCacheHitRatio] as const] : []), ...r.steps.map((st) => [stepLabel(st), st.resources.prefixCacheHitRatio] as const)]
+  if (r.replay) out.push(...renderReplay(r.replay));
+  const cached = r.replay ? [] : [...(r.singleStream ? [['single stream', r.singleStream.resources.prefixCacheHitRatio] as const] : []), ...r.steps.map((st) => [stepLabel(st), st.resources.prefixCacheHitRatio] as const)]
     .filter(([, ratio]) => ratio !== null && ratio > CACHED_WARNING);
   if (cached.length) {
     out.push(`**Warning**: the engine found ${cached.map(([name, ratio]) => `${pct(ratio)} of prompt tokens (${name})`).join(', ')} in its prefix cache: the prompts were cached, most likely by an earlier run with the same --seed, and TTFT reads low. Rerun with another --seed or a restarted server.`, '');

@@ -1,12 +1,15 @@
 /** `infermeter bench` flags → BenchOptions; fails fast naming the bad flag (exit 2). */
 import { ConfigError } from '../lib/errors.js';
-import { oneOf, parseDuration, parseHttpUrl, parseList } from '../lib/parse.js';
+import { oneOf, parseBool, parseDuration, parseHttpUrl, parseList } from '../lib/parse.js';
 import { SLO_NAMES, type Thresholds } from '../slo/config.js';
 import { loadConfigFile } from '../config.js';
 import { ENGINES } from '../lib/engines.js';
 import { BENCH_SLOS } from './report.js';
 import { APIS } from '../record/routes.js';
 import type { BenchOptions } from './run.js';
+import { readTraceFile } from './replay/trace.js';
+import { buildWorkload, parseModelMap } from './replay/workload.js';
+import type { ReplayOptions } from './replay/phase.js';
 
 export interface BenchFlags {
   target?: string;
@@ -33,6 +36,12 @@ export interface BenchFlags {
   engine?: string;
   sampleInterval: string;
   maxErrorRate?: string;
+  /** --replay FILE...: workload traces to replay instead of the synthetic phases. */
+  replay?: string[];
+  replaySpeed?: string;
+  /** --replay-model FROM=TO, repeatable. */
+  replayModel?: string[];
+  replayCalibrate?: string;
 }
 
 export const DEFAULT_QPS = '1,4,8,16,32';
@@ -97,7 +106,8 @@ function ratio(v: string): number {
 export function resolveBenchOptions(f: BenchFlags, command: string[]): BenchOptions & { out: string; maxErrorRate: number | null } {
   if (!f.target) throw new ConfigError('--target', 'required: the inference server URL, e.g. http://127.0.0.1:8000');
   const target = flag('--target', () => parseHttpUrl(f.target!));
-  const noSteps = f.qps === undefined && f.concurrency === undefined;
+  const replay = f.replay === undefined ? null : replayOptions(f);
+  const noSteps = f.qps === undefined && f.concurrency === undefined && replay === null;
   const opts: BenchOptions = {
     target,
     model: f.model ?? null,
@@ -127,8 +137,30 @@ export function resolveBenchOptions(f: BenchFlags, command: string[]): BenchOpti
     engine: f.engine === undefined ? null : flag('--engine', () => oneOf(ENGINES)(f.engine!)),
     sampleIntervalMs: flag('--sample-interval', () => Math.max(100, parseDuration(f.sampleInterval) * 1000)),
     command,
+    replay,
   };
   const out = f.out ?? `bench-${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}`;
   const maxErrorRate = f.maxErrorRate === undefined ? null : flag('--max-error-rate', () => ratio(f.maxErrorRate!));
   return { ...opts, out, maxErrorRate };
+}
+
+/** --replay and its companions; the traces are read now, so a bad line stops the bench before it starts (exit 2). */
+function replayOptions(f: BenchFlags): ReplayOptions {
+  for (const [name, v] of [['--qps', f.qps], ['--concurrency', f.concurrency], ['--prompts', f.prompts]] as const) {
+    if (v !== undefined) throw new ConfigError(name, 'not with --replay: a replay sends the traces\' requests at their recorded times, with prompts built from their lengths and hash ids');
+  }
+  const files = f.replay!;
+  if (files.length === 0) throw new ConfigError('--replay', 'expected one or more trace files');
+  const speed = flag('--replay-speed', () => {
+    const v = f.replaySpeed ?? '1';
+    const n = Number(v.trim());
+    if (v.trim() === '' || !(n > 0) || !Number.isFinite(n)) throw new Error(`expected a factor > 0 such as 2 (twice as fast) or 0.5, got "${v}"`);
+    return n;
+  });
+  const models = flag('--replay-model', () => parseModelMap(f.replayModel ?? []));
+  const calibrate = flag('--replay-calibrate', () => parseBool(f.replayCalibrate ?? 'true'));
+  const api = f.api === undefined ? undefined : flag('--api', () => oneOf(APIS)(f.api!));
+  const traces = files.map((p) => readTraceFile(p, '--replay'));
+  const seed = flag('--seed', () => count(f.seed, 0));
+  return { files, workload: buildWorkload(traces, speed, models, api), speed, models: Object.fromEntries(models), calibrate, seed };
 }

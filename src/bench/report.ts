@@ -7,7 +7,8 @@ import type { RequestResult } from '../sim/load.js';
 import type { Outcome as ProxyOutcome } from '../record/record.js';
 import type { ApiName } from '../record/routes.js';
 import type { Thresholds } from '../slo/config.js';
-import { distribution, gaugeSummary, type Distribution, type GaugeSummary } from './stats.js';
+import { BENCH_SLOS, distribution, gaugeSummary, type BenchSlo, type Distribution, type GaugeSummary, type SloResult } from './stats.js';
+import type { ReplayReport, ReplaySampleInfo } from './replay/types.js';
 import type { BottleneckVerdict } from '../metrics/bottleneck/judge.js';
 
 export const REPORT_SCHEMA_VERSION = 1;
@@ -26,9 +27,7 @@ export function reportRoute(api: ApiName): 'completion' | Exclude<ApiName, 'comp
   return api === 'completions' ? 'completion' : api;
 }
 
-/** The SLOs a client can judge (TTFO needs visible-content timing the client does not keep). */
-export const BENCH_SLOS = ['ttft', 'tpot', 'e2e'] as const;
-export type BenchSlo = (typeof BENCH_SLOS)[number];
+export { BENCH_SLOS, type BenchSlo, type SloResult } from './stats.js';
 
 export interface RequestSample {
   index: number;
@@ -44,14 +43,8 @@ export interface RequestSample {
   outputTokens: number;
   promptTokens: number | null;
   chunks: number;
-}
-
-export interface SloResult {
-  threshold: number;
-  good: number;
-  judged: number;
-  /** good / judged; null when nothing was judged. */
-  attainment: number | null;
+  /** A replayed request: which trace line it replays and what that line recorded. */
+  replay?: ReplaySampleInfo;
 }
 
 export interface PhaseSummary {
@@ -127,10 +120,11 @@ export interface EngineSample {
 }
 
 export interface StepReport {
-  mode: 'rate' | 'concurrency';
-  /** Offered request rate (req/s) or concurrency. */
+  /** `replay`: the requests of workload traces at their recorded times (`bench --replay`). */
+  mode: 'rate' | 'concurrency' | 'replay';
+  /** Offered request rate (req/s), concurrency, or the replay's speed factor (--replay-speed). */
   load: number;
-  arrivals: 'poisson' | 'constant' | null;
+  arrivals: 'poisson' | 'constant' | 'trace' | null;
   durationSeconds: number;
   /** Seconds since the bench started, for lining up the resource samples. */
   startedAt: number;
@@ -151,6 +145,8 @@ export interface BenchReport {
   warmup: { requests: number; ok: number };
   singleStream: { startedAt: number; summary: PhaseSummary; resources: ResourceSummary; requests: RequestSample[] } | null;
   steps: StepReport[];
+  /** `bench --replay`: the traces replayed and the recorded run beside the replayed one (absent otherwise). */
+  replay?: ReplayReport;
   monitor: { intervalSeconds: number; gpu: GpuSample[]; engine: EngineSample[]; gpuError: string | null; engineError: string | null };
 }
 

@@ -21,6 +21,7 @@ import { REPORT_SCHEMA_VERSION, reportRoute, summarizePhase, summarizeResources,
 import { PERCENTILE_METHOD } from './stats.js';
 import { errorKinds } from './verdict.js';
 import { analyzeSteps } from './analysis.js';
+import { checkReplayModels, runReplay, type ReplayOptions, type SendSpec } from './replay/phase.js';
 
 export interface BenchOptions {
   target: string;
@@ -46,6 +47,8 @@ export interface BenchOptions {
   sampleIntervalMs: number;
   /** The exact command line, for the record. */
   command: string[];
+  /** `--replay`: replay workload traces instead of the single-stream and load steps. */
+  replay?: ReplayOptions | null;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -81,6 +84,7 @@ export async function runBench(o: BenchOptions, hooks: BenchHooks = {}): Promise
     engineEnvironment(o.target, metricsUrl, o.engine),
   ]);
   const model = o.model ?? engine.models[0] ?? null;
+  if (o.replay) checkReplayModels(o.replay.workload, engine.models, o.target);
   const ignoreEos = engine.kind !== null && IGNORE_EOS_ENGINES.includes(engine.kind);
   const prompts: PromptSet = o.promptsFile ? filePrompts(o.promptsFile) : syntheticPrompts(o.inputTokens, o.seed);
   const monitor = new Monitor({
@@ -100,8 +104,8 @@ export async function runBench(o: BenchOptions, hooks: BenchHooks = {}): Promise
       engine,
     },
     config: {
-      target: o.target, model, route: reportRoute(o.route), inputTokens: o.promptsFile ? null : o.inputTokens, outputTokens: o.outputTokens,
-      prompts: prompts.source, tokenEstimate: TOKEN_ESTIMATE, ignoreEos, warmup: o.warmup, requests: o.requests,
+      target: o.target, model, route: reportRoute(o.route), inputTokens: o.promptsFile || o.replay ? null : o.inputTokens, outputTokens: o.outputTokens,
+      prompts: o.replay ? `replayed traces: ${o.replay.files.join(', ')}` : prompts.source, tokenEstimate: TOKEN_ESTIMATE, ignoreEos, warmup: o.warmup, requests: o.requests,
       qps: o.qps, concurrency: o.concurrency, durationSeconds: o.durationSeconds, arrivals: o.arrivals, seed: o.seed,
       slo: o.slo, engineMetrics: metricsUrl, sampleIntervalSeconds: o.sampleIntervalMs / 1000,
     },
@@ -121,27 +125,38 @@ export async function runBench(o: BenchOptions, hooks: BenchHooks = {}): Promise
   };
   hooks.signal?.addEventListener('abort', onAbort, { once: true });
   let next = 0; // prompts are used in order across phases, so each is sent once
-  const send = async (phaseStart: number): Promise<RequestSample> => {
+  const sendSpec = async (spec: SendSpec, phaseStart: number) => {
     const index = next++;
     const sent = (performance.now() - phaseStart) / 1000;
+    const asked = spec.model ?? model;
     const run = await runLoad({
-      url: o.target, ...(model ? { model } : {}), route: o.route, requests: 1, maxTokens: o.outputTokens, ignoreEos,
-      prompt: prompts.prompt(index), dispatcher: agent,
+      url: o.target, ...(asked ? { model: asked } : {}), route: spec.api, requests: 1, maxTokens: spec.maxTokens, ignoreEos,
+      stream: spec.stream, prompt: spec.prompt, dispatcher: agent,
     });
     const r = run.results[0]!;
     r.index = index;
-    return toSample(r, sent, aborted);
+    return { sample: toSample(r, sent, aborted), cachedTokens: r.cachedTokens };
   };
+  const send = async (phaseStart: number): Promise<RequestSample> =>
+    (await sendSpec({ api: o.route, model: null, maxTokens: o.outputTokens, stream: true, prompt: prompts.prompt(next) }, phaseStart)).sample;
 
   monitor.start();
   try {
-    if (o.warmup > 0 && !aborted) {
+    if (o.replay) {
+      const done = await runReplay(o.replay, {
+        send: sendSpec, warmup: o.warmup, slo: o.slo, ignoreEos, engineKind: engine.kind, monitor, origin, progress, aborted: () => aborted,
+      });
+      report.warmup = done.warmup;
+      if (done.step) report.steps.push(done.step);
+      report.replay = done.replay;
+    }
+    if (o.warmup > 0 && !aborted && !o.replay) {
       progress.phase(`warm-up (${o.warmup} requests, not counted)`);
       const samples = await sequential(o.warmup, send, progress, () => aborted);
       report.warmup = { requests: samples.length, ok: samples.filter((s) => s.outcome === 'ok').length };
       progress.done(`${report.warmup.ok}/${report.warmup.requests} ok${errorsNote(samples)}`);
     }
-    if (o.requests > 0 && !aborted) {
+    if (o.requests > 0 && !aborted && !o.replay) {
       progress.phase(`single-stream (${o.requests} requests, one at a time)`);
       await monitor.sampleEngine();
       const t0 = performance.now();
@@ -152,7 +167,7 @@ export async function runBench(o: BenchOptions, hooks: BenchHooks = {}): Promise
       report.singleStream = { startedAt: (t0 - origin) / 1000, summary, resources: summarizeResources(window.gpu, window.engine, window.before), requests: samples };
       progress.done(`TTFT p50 ${ms(summary.ttft.p50)}, TPOT p50 ${ms(summary.tpot.p50)}, ${summary.ok}/${summary.requests} ok${errorsNote(samples)}`);
     }
-    const steps = [...o.qps.map((v) => ({ mode: 'rate' as const, load: v })), ...o.concurrency.map((v) => ({ mode: 'concurrency' as const, load: v }))];
+    const steps = o.replay ? [] : [...o.qps.map((v) => ({ mode: 'rate' as const, load: v })), ...o.concurrency.map((v) => ({ mode: 'concurrency' as const, load: v }))];
     for (const [i, step] of steps.entries()) {
       if (aborted) break;
       const label = step.mode === 'rate' ? `${step.load} req/s ${o.arrivals}` : `concurrency ${step.load}`;

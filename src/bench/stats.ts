@@ -15,6 +15,19 @@ export interface Distribution {
   p99: number | null;
 }
 
+/** The SLOs a client can judge (TTFO needs visible-content timing the client does not keep). */
+export const BENCH_SLOS = ['ttft', 'tpot', 'e2e'] as const;
+export type BenchSlo = (typeof BENCH_SLOS)[number];
+
+/** One SLO judged over a phase's requests. */
+export interface SloResult {
+  threshold: number;
+  good: number;
+  judged: number;
+  /** good / judged; null when nothing was judged. */
+  attainment: number | null;
+}
+
 export const PERCENTILE_METHOD = 'linear interpolation between closest ranks (numpy default, as vllm bench serve)';
 
 /** q in [0, 100] of ascending-sorted values; numpy: rank = q/100 · (n − 1), interpolated. */

@@ -8,10 +8,12 @@ import { ENGINES } from '../lib/engines.js';
 import { LOG_LEVELS } from '../lib/log.js';
 import {
   oneOf, parseBool, parseDuration, parseHostPort, parseHttpUrl, parseList, parsePositiveInt, parseSize, positiveDuration, parseBoundedDuration, boundedInt, parseBucketFactor, parseHeaderName, nonEmpty, dmonLetters, wholeSeconds,
+  parseRatio, positiveNumber,
 } from '../lib/parse.js';
 import { AUTO_MAX, parseWorkers } from '../lib/cpus.js';
 import { DEFAULT_IN_FLIGHT_BANDS, DEFAULT_PROMPT_CLASSES, parseBounds } from '../metrics/breakdown.js';
 import { TENANT_SOURCES } from '../proxy/tenant.js';
+import { parseTokenizers } from '../metrics/prompt/options.js';
 import type { FlagKey, FlagValue } from './types.js';
 
 /** One row: the flag's spelling and help, its default as typed text, and the parser into Config's type. */
@@ -85,6 +87,17 @@ const ROWS: { readonly [K in FlagKey]: Row<K> } = {
   bottleneckWindow: { flag: '--bottleneck-window <duration>', help: 'the window the bottleneck verdict\'s signals cover (requests, engine and GPU readings)', default: '30s', parse: (v) => parseBoundedDuration(v, 1, 3600) },
   headroomWindow: { flag: '--headroom-window <duration>', help: 'the finished requests each headroom estimate (infermeter_capacity_requests_per_second, infermeter_load_ratio) is fitted on', default: '5m', parse: (v) => parseBoundedDuration(v, 10, 3600) },
   ui: { flag: '--ui <bool>', help: 'serve the live status page at / and /ui, and its JSON at /api/v1/status, on the metrics listener (read-only)', default: 'true', parse: parseBool },
+  workloadTrace: { flag: '--workload-trace <file>', help: 'record the workload: one JSON line per finished generation request (Mooncake fields: timestamp, input_length, output_length, salted hash_ids; and infermeter\'s own), never a prompt, completion or key; a sidecar FILE.meta.json holds the trace\'s facts (docs/workload-trace.md)', default: '', parse: (v) => v },
+  workloadTraceBlockTokens: { flag: '--workload-trace-block-tokens <n>', help: 'tokens per block of hash_ids (Mooncake\'s 512); a multiple of 16 keeps one hashing pass for the prefix-cache model too', default: '512', parse: parsePositiveInt },
+  workloadTraceMaxSize: { flag: '--workload-trace-max-size <size>', help: 'rotate the trace file before it grows past this (FILE.1 the newest rotated)', default: '100mb', parse: parseSize },
+  workloadTraceMaxFiles: { flag: '--workload-trace-max-files <n>', help: 'trace files kept, the one being written included; the oldest rotated file goes', default: '10', parse: (v) => boundedInt(v, 1, 1000) },
+  workloadTraceSample: { flag: '--workload-trace-sample <ratio>', help: 'share of requests traced (each drawn independently, before any hashing); the sidecar and infermeter_workload_trace_requests_total say what was kept', default: '1', parse: parseRatio },
+  workloadTraceSessionHeader: { flag: '--workload-trace-session-header <name>', help: 'request header naming the session (e.g. x-session-id): its value, hashed like tenants, is the trace\'s session field', default: '', parse: (v) => parseHeaderName(v) },
+  workloadTraceOtlp: { flag: '--workload-trace-otlp <bool>', help: 'also send each trace line as an OTLP log record (OTEL_EXPORTER_OTLP_[LOGS_]ENDPOINT and _PROTOCOL)', default: 'false', parse: parseBool },
+  tokenizers: { flag: '--tokenizers <list>', help: 'tokenizers for exact prompt blocks: name=path entries, name a model or an upstream, path a tokenizer.json, a directory holding one, or a GGUF model file; a bare path serves every model (default: the Hugging Face cache, else blocks are cut from characters)', default: '', parse: parseTokenizers },
+  hfHubCache: { flag: '--hf-hub-cache <dir>', help: 'Hugging Face hub cache where the engine\'s tokenizer files are looked up by model name (default: $HF_HUB_CACHE, $HF_HOME/hub or ~/.cache/huggingface/hub; none = do not look)', default: '', parse: (v) => v },
+  promptCharsPerToken: { flag: '--prompt-chars-per-token <n>', help: 'where no tokenizer is found, prompt blocks are cut every block × this many characters', default: '4', parse: positiveNumber },
+  promptHashSalt: { flag: '--prompt-hash-salt <secret>', help: 'key of the prompt block ids (default: a random salt made on first start and kept in --state-dir/prompt-salt, else beside --config or the trace file); give every node one salt for traces that share ids', default: '', parse: (v) => v, secret: true },
 };
 
 /** A row with its key, as the readers of the whole table (--print-config, README, reload) take it. */

@@ -54,10 +54,13 @@ export class MetricsWorker {
     });
   }
 
-  /** The batch's record buffer is transferred, not copied. */
+  /** The batch's record and input buffers are transferred, not copied. */
   post(msg: ToWorker): void {
-    if (msg.type === 'batch' && msg.batch.records) this.worker.postMessage(msg, [msg.batch.records]);
-    else this.worker.postMessage(msg);
+    if (msg.type !== 'batch') return this.worker.postMessage(msg);
+    const moved: ArrayBuffer[] = [];
+    if (msg.batch.records) moved.push(msg.batch.records);
+    if (msg.batch.inputs) moved.push(msg.batch.inputs.bytes);
+    this.worker.postMessage(msg, moved);
   }
 
   /** Re-reads the config file (SIGHUP); resolves with what the metrics side did. */

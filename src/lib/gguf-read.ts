@@ -62,18 +62,7 @@ class Reader {
 
 export function readGguf(buf: Buffer): ParsedGguf {
   const r = new Reader(buf);
-  const magic = r.u32();
-  if (magic !== GGUF_MAGIC) throw new GgufError(`not a GGUF file (magic 0x${magic.toString(16)})`);
-  const version = r.u32();
-  if (version < 2 || version > 3) throw new GgufError(`unsupported GGUF version ${version} (2 or 3 expected)`);
-  const nTensors = r.size('tensor count');
-  const nKv = r.size('KV count');
-  const kvs: GgufKv[] = [];
-  for (let i = 0; i < nKv; i++) {
-    const key = r.str();
-    const type = r.u32() as GgufType;
-    kvs.push({ key, type, value: readValue(r, type, key) });
-  }
+  const { version, nTensors, kvs } = readHead(r);
   const alignment = fileAlignment(kvs);
   const infos: Omit<GgufTensorInfo, 'data'>[] = [];
   for (let i = 0; i < nTensors; i++) {
@@ -90,6 +79,32 @@ export function readGguf(buf: Buffer): ParsedGguf {
   const dataOffset = nTensors > 0 ? Math.ceil(r.pos / alignment) * alignment : r.pos;
   const tensors = infos.map((t) => ({ ...t, data: tensorView(buf, dataOffset, t) }));
   return { version, kvs, tensors, alignment, dataOffset };
+}
+
+/**
+ * The version and metadata alone, from the start of a file (a model's tensors can be gigabytes:
+ * a reader of its tokenizer reads only what comes before them). Throws GgufError ("truncated")
+ * when `buf` ends inside the metadata.
+ */
+export function readGgufMetadata(buf: Buffer): { version: number; kvs: GgufKv[] } {
+  const { version, kvs } = readHead(new Reader(buf));
+  return { version, kvs };
+}
+
+function readHead(r: Reader): { version: number; nTensors: number; kvs: GgufKv[] } {
+  const magic = r.u32();
+  if (magic !== GGUF_MAGIC) throw new GgufError(`not a GGUF file (magic 0x${magic.toString(16)})`);
+  const version = r.u32();
+  if (version < 2 || version > 3) throw new GgufError(`unsupported GGUF version ${version} (2 or 3 expected)`);
+  const nTensors = r.size('tensor count');
+  const nKv = r.size('KV count');
+  const kvs: GgufKv[] = [];
+  for (let i = 0; i < nKv; i++) {
+    const key = r.str();
+    const type = r.u32() as GgufType;
+    kvs.push({ key, type, value: readValue(r, type, key) });
+  }
+  return { version, nTensors, kvs };
 }
 
 function tensorView(buf: Buffer, dataOffset: number, t: Omit<GgufTensorInfo, 'data'>): Buffer {

@@ -61,7 +61,7 @@ function histogramAggregationFrom(env: NodeJS.ProcessEnv): HistogramAggregation 
 }
 
 /** The signal's protocol: OTEL_EXPORTER_OTLP_<SIGNAL>_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf. */
-export function protocolFor(env: NodeJS.ProcessEnv, signal: 'METRICS' | 'TRACES'): OtlpProtocol {
+export function protocolFor(env: NodeJS.ProcessEnv, signal: 'METRICS' | 'TRACES' | 'LOGS'): OtlpProtocol {
   for (const name of [`OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`, 'OTEL_EXPORTER_OTLP_PROTOCOL']) {
     const v = value(env, name);
     if (v === undefined) continue;
@@ -74,7 +74,7 @@ export function protocolFor(env: NodeJS.ProcessEnv, signal: 'METRICS' | 'TRACES'
 }
 
 /** The signal's URL: its own endpoint as given, else the generic one (+ /v1/<signal> for HTTP), else localhost. */
-export function endpointFor(env: NodeJS.ProcessEnv, protocol: OtlpProtocol, signal: 'METRICS' | 'TRACES'): string {
+export function endpointFor(env: NodeJS.ProcessEnv, protocol: OtlpProtocol, signal: 'METRICS' | 'TRACES' | 'LOGS'): string {
   const path = `/v1/${signal.toLowerCase()}`;
   const specific = value(env, `OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`);
   if (specific !== undefined) return specific;

@@ -140,3 +140,16 @@ export function wholeSeconds(v: string): number {
   if (s < 1 || !Number.isInteger(s)) throw new Error(`nvidia-smi dmon samples in whole seconds (>= 1s), got "${v}"`);
   return s;
 }
+
+/** A share from 0 (excluded) to 1, e.g. 0.25. */
+export function parseRatio(v: string): number {
+  const r = Number(v.trim());
+  if (!(r > 0 && r <= 1)) throw new Error(`expected a ratio above 0 and at most 1 such as 0.25, got "${v}"`);
+  return r;
+}
+
+export function positiveNumber(v: string): number {
+  const n = Number(v.trim());
+  if (!(n > 0) || !Number.isFinite(n)) throw new Error(`expected a number above 0 such as 4 or 3.5, got "${v}"`);
+  return n;
+}

@@ -54,3 +54,16 @@ export function keptTenantSalt(stateDir: string, configFile: string | null): str
     throw new ConfigError(where, `cannot keep the tenant salt in ${dir}: ${(err as Error).message}; set --state-dir to a writable directory, or --tenant-salt`, { cause: err });
   }
 }
+
+/**
+ * The prompt-hash salt (lib/block-hash.ts) made on first start: kept in --state-dir, else
+ * beside --config, else beside the workload trace it keys (docs/workload-trace.md).
+ */
+export function keptPromptSalt(stateDir: string, configFile: string | null, traceFile: string): string {
+  const dir = stateDir || (configFile ? dirname(resolve(configFile)) : dirname(resolve(traceFile)));
+  try {
+    return keptSecret(dir, 'prompt-salt');
+  } catch (err) {
+    throw new ConfigError('--prompt-hash-salt', `cannot keep the prompt-hash salt in ${dir}: ${(err as Error).message}; set --state-dir to a writable directory, or --prompt-hash-salt`, { cause: err });
+  }
+}

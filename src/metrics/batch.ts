@@ -5,6 +5,7 @@
  * judges a record again, so every view agrees on both.
  */
 import type { RequestRecord } from '../record/record.js';
+import type { RequestInput } from '../record/input.js';
 import { judge, type Verdict } from '../slo/judge.js';
 import type { SloConfig } from '../slo/config.js';
 
@@ -21,6 +22,12 @@ export interface JudgedBatch {
    * the first model list (side/startup-buffer.ts): the labels would all read `other` then.
    */
   readonly inFlightByModel?: ReadonlyMap<string, number>;
+  /**
+   * Each record's request body and session (record/input.ts), by index: only while a reader of
+   * prompt shapes is on, and read only by the prompt block hashing (metrics/prompt/blocks.ts),
+   * which hands the bodies to its thread. Absent otherwise.
+   */
+  readonly inputs?: readonly (RequestInput | null)[];
 }
 
 /** The one place records are labelled and judged: the metrics side calls it once per batch. */
@@ -30,8 +37,10 @@ export function judgeBatch(
   slos: SloConfig,
   labelOf: (model: string) => string,
   inFlightByModel?: ReadonlyMap<string, number>,
+  inputs?: readonly (RequestInput | null)[] | null,
 ): JudgedBatch {
   const labels = records.map((r) => labelOf(r.model));
   const verdicts = records.map((r, i) => judge(slos, labels[i]!, r));
-  return inFlightByModel ? { records, labels, verdicts, inFlight, inFlightByModel } : { records, labels, verdicts, inFlight };
+  const batch: JudgedBatch = inFlightByModel ? { records, labels, verdicts, inFlight, inFlightByModel } : { records, labels, verdicts, inFlight };
+  return inputs ? { ...batch, inputs } : batch;
 }

@@ -91,9 +91,19 @@ export const HEADROOM_METRICS = [
     help: 'The model\'s current request rate over infermeter_capacity_requests_per_second: 1 is where its first P99 SLO breaks; absent while the capacity is unknown.' },
 ] as const satisfies readonly MetricDef[];
 
+/** The workload trace (--workload-trace, docs/workload-trace.md): what it kept of the traffic, and whether it is still writing. */
+export const WORKLOAD_TRACE_METRICS = [
+  { name: 'infermeter_workload_trace_requests_total', type: 'counter', unit: '{request}', labels: ['result'], source: 'process',
+    help: 'Finished generation requests the workload trace saw, by result: written, sampled (left out by --workload-trace-sample), busy (the prompt hashing could not keep up: sampled, never delayed), unreadable (a body whose prompt cannot be read), failed (the trace had stopped on a write error).' },
+  { name: 'infermeter_workload_trace_kept_ratio', type: 'gauge', unit: '1', labels: [], source: 'process',
+    help: 'Share of the requests seen since start that the workload trace wrote: written / all results.' },
+  { name: 'infermeter_workload_trace_writing', type: 'gauge', unit: '1', labels: [], source: 'process',
+    help: '1 while the workload trace is being written, 0 once a write failed (a full disk, a file size limit) and tracing stopped.' },
+] as const satisfies readonly MetricDef[];
+
 /** Every metric, request and collector families alike. */
 export function catalog(): readonly MetricDef[] {
-  return [...REQUEST_METRICS, ...BREAKDOWN_METRICS, ...BOTTLENECK_METRICS, ...HEADROOM_METRICS, ...COLLECTOR_HEALTH_METRICS, ...CONFIG_RELOAD_METRICS, ...GPU_METRICS, ...ENGINE_METRICS, ...HOST_METRICS];
+  return [...REQUEST_METRICS, ...BREAKDOWN_METRICS, ...BOTTLENECK_METRICS, ...HEADROOM_METRICS, ...COLLECTOR_HEALTH_METRICS, ...CONFIG_RELOAD_METRICS, ...WORKLOAD_TRACE_METRICS, ...GPU_METRICS, ...ENGINE_METRICS, ...HOST_METRICS];
 }
 
 export function metricDef(name: string): MetricDef {

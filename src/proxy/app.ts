@@ -20,6 +20,7 @@ import type { RecordSink } from '../record/sink.js';
 import { InfermeterError } from '../lib/errors.js';
 import { Exchange, type ProxyContext } from './exchange.js';
 import { tenantReader, type TenantOptions } from './tenant.js';
+import { inputReader, type InputOptions } from './input.js';
 import { routeFor } from '../record/routes.js';
 import { listenerTls, upstreamConnectOptions, type UpstreamTlsFiles } from '../lib/tls.js';
 import { TracePropagator } from './trace-context.js';
@@ -41,7 +42,7 @@ export interface App {
 }
 
 /** What the proxy reads of the configuration (config.ts's Config carries it; docs/architecture.md). */
-export interface ProxyOptions extends UpstreamTlsFiles, TenantOptions {
+export interface ProxyOptions extends UpstreamTlsFiles, TenantOptions, InputOptions {
   /** Every upstream; the list of one for a single --upstream (their model lists come from the metrics side: upstreams.ts). */
   upstreams: UpstreamSpec[];
   upstreamConnections: number;
@@ -71,6 +72,7 @@ export function buildApp(config: ProxyOptions, sink: RecordSink, log: Logger): A
     log,
     trace: config.tracing ? new TracePropagator(config.tracing) : null,
     tenant: tenantReader(config),
+    input: inputReader(config),
   };
   let closing = false;
   let inFlight = 0;

@@ -14,6 +14,8 @@ import { clientResponseHeaders, headerValue, upstreamRequestHeaders } from './he
 import { RequestMeter } from './meter.js';
 import type { RouteInfo } from '../record/routes.js';
 import type { TenantReader } from './tenant.js';
+import type { InputReader } from './input.js';
+import type { RequestInput } from '../record/input.js';
 import { SseFramer } from '../lib/sse.js';
 import { TracePropagator } from './trace-context.js';
 import type { Upstream, UpstreamSet } from './upstreams.js';
@@ -29,6 +31,8 @@ export interface ProxyContext {
   trace: TracePropagator | null;
   /** The request's tenant (tenant.ts), decided at startup. */
   tenant: TenantReader;
+  /** The body and session handed to the prompt readers (input.ts); null when none is on. */
+  input: InputReader | null;
 }
 
 /** Socket errors on a reused keep-alive connection that closed under us (llama-server does this). */
@@ -64,6 +68,8 @@ export class Exchange implements Dispatcher.DispatchHandler {
   /** The upstream this request went to (null until dispatched); it counts the request in flight until finish(). */
   private upstream: Upstream | null = null;
   private failedOver = false;
+  /** The request as the metrics side's prompt readers get it (a reference to the buffered body). */
+  private input: RequestInput | null = null;
 
   constructor(
     private readonly ctx: ProxyContext,
@@ -88,6 +94,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
     if (this.route.metered && this.req.method === 'POST') {
       const raw = await this.readBody();
       if (!raw) return;
+      if (this.ctx.input) this.input = this.ctx.input(this.req.headers, raw);
       // Usage injection is a chat/completions matter: the Messages and Responses APIs always report usage.
       const gen = readGenerationRequest(raw, this.ctx.injectUsage && (this.route.api === 'chat' || this.route.api === 'completions'));
       this.meter.generatesNothing = gen.background && !gen.stream;
@@ -354,6 +361,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
         modelAdmitted: this.modelAdmitted,
         upstream: upstream ? upstream.index : -1,
       }),
+      this.input,
     );
   }
 }

@@ -5,6 +5,7 @@
  * (docs/architecture.md).
  */
 import type { ERRORS, ErrorCode } from '../lib/errors.js';
+import type { WireInputs } from './input.js';
 
 /**
  * Exactly one per request (DESIGN.md). `rejected`: infermeter itself refused the request
@@ -132,6 +133,8 @@ export interface WireBatch {
   startedByRoute: number[];
   /** Generation requests whose model the loop read since its last batch, per raw model name (null: none). */
   startedByModel: [string, number][] | null;
+  /** The records' request bodies, for the prompt block hashing (input.ts); null when none or nobody reads them. */
+  inputs?: WireInputs | null;
 }
 
 /** TPOT per DESIGN.md: (E2E − TTFT) / (output_tokens − 1), only for completed streams with ≥ 2 tokens. */

@@ -7,6 +7,7 @@
  */
 import type { RequestRecord, WireBatch } from './record.js';
 import { RecordEncoder } from './codec.js';
+import { InputCollector, type RequestInput } from './input.js';
 import { monitorProxyLoop, type ProxyLoopMonitor, type ProxyLoopSample } from './loop.js';
 import { ROUTE_LABELS, routeByLabel, routeLabelIndex } from './routes.js';
 
@@ -37,12 +38,14 @@ export interface RecordSink {
   readonly inFlight: number;
   /** Of those, the generation requests (chat, completions): what in_flight_le bands. */
   readonly generationInFlight: number;
-  finished(record: RequestRecord): void;
+  /** `input`: the request's body and session, only while a reader of prompt shapes is on (input.ts). */
+  finished(record: RequestRecord, input?: RequestInput | null): void;
 }
 
 /** Batches one proxy loop's starts and records; `deliver` carries each batch away. */
 export class BatchingSink implements RecordSink {
   private readonly encoder = new RecordEncoder();
+  private readonly inputs = new InputCollector();
   private readonly startedByRoute = new Array<number>(ROUTE_LABELS.length).fill(0);
   private live = 0;
   private generation = 0;
@@ -89,9 +92,10 @@ export class BatchingSink implements RecordSink {
     this.schedule();
   }
 
-  finished(record: RequestRecord): void {
+  finished(record: RequestRecord, input?: RequestInput | null): void {
     this.live--;
     if (GENERATION[routeLabelIndex(record.route)]) this.generation--;
+    if (input) this.inputs.add(this.encoder.count, input);
     this.encoder.add(record);
     this.schedule();
   }
@@ -116,7 +120,7 @@ export class BatchingSink implements RecordSink {
     if (byModel) this.admittedByModel.clear();
     this.deliver({
       source: this.source, records: this.encoder.take(), inFlight: this.live, generationInFlight: this.generation,
-      startedByRoute: [...this.startedByRoute], startedByModel: byModel,
+      startedByRoute: [...this.startedByRoute], startedByModel: byModel, inputs: this.inputs.take(),
     });
   }
 

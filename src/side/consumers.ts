@@ -11,8 +11,23 @@ import { startOtlp } from '../exporters/otlp/start.js';
 import { RequestTrail } from '../exporters/trace/trail.js';
 import { StatusPage } from '../exporters/ui/status-page.js';
 import { slowLogProvider } from '../exporters/ui/slow-requests.js';
+import { PromptBlocksStage } from '../metrics/prompt/blocks.js';
+import { WorkloadTrace } from '../exporters/workload-trace/trace.js';
 
 export const CONSUMERS: readonly ConsumerEntry[] = [
+  {
+    // Prompt block hashing, once per request, on its own thread: the rows below that read prompt
+    // shapes (the workload trace) subscribe to it. On only when one of them is.
+    name: 'prompt-blocks',
+    enabled: (o) => o.workloadTrace !== '',
+    create: ({ options, log }) => new PromptBlocksStage(options, log),
+  },
+  {
+    // --workload-trace: one Mooncake-format line per finished generation request, from the stage above.
+    name: 'workload-trace',
+    enabled: (o) => o.workloadTrace !== '',
+    create: ({ options, registry, log, earlier }) => new WorkloadTrace(options, earlier(PromptBlocksStage)!, registry, log),
+  },
   {
     // Classic and native histograms, the breakdowns, tenants, the SLO counters: /metrics.
     name: 'requests',

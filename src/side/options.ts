@@ -11,8 +11,10 @@ import type { ExemplarOptions, NativeHistogramOptions, RequestMetricsSettings } 
 import type { BottleneckSettings } from '../metrics/bottleneck/live.js';
 import type { HeadroomSettings } from '../metrics/headroom/live.js';
 import type { LiveSettings } from '../metrics/live.js';
+import type { PromptOptions } from '../metrics/prompt/options.js';
+import type { WorkloadTraceOptions } from '../exporters/workload-trace/options.js';
 
-export interface SideOptions extends LiveSettings, CollectorOptions, TlsFiles, OtlpConfigOptions, TrailOptions, ExemplarOptions, NativeHistogramOptions, RequestMetricsSettings, BottleneckSettings, HeadroomSettings {
+export interface SideOptions extends LiveSettings, CollectorOptions, TlsFiles, OtlpConfigOptions, TrailOptions, ExemplarOptions, NativeHistogramOptions, RequestMetricsSettings, BottleneckSettings, HeadroomSettings, PromptOptions, WorkloadTraceOptions {
   metricsListen: HostPort;
   livenessTimeout: number;
   readyRequiresUpstream: boolean;

@@ -13,7 +13,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import { upstreamConnectOptions } from '../lib/tls.js';
-import type { RequestRecord, WireBatch } from '../record/record.js';
+import type { WireBatch } from '../record/record.js';
 import type { ModelLists } from '../record/model-lists.js';
 import { CollectorRunner } from '../collectors/runner.js';
 import { COLLECTORS } from '../collectors/index.js';
@@ -30,7 +30,7 @@ import { MetricsListener } from './listener.js';
 import type { SideOptions } from './options.js';
 import { applyReload, reloadRoutes, type ReloadPlan, type ReloadResult } from './reload.js';
 import { Sources } from './sources.js';
-import { StartupBuffer } from './startup-buffer.js';
+import { StartupBuffer, type Decoded } from './startup-buffer.js';
 import { WebGuard, loadWebConfig } from './web-config.js';
 
 export type { SideOptions } from './options.js';
@@ -132,19 +132,19 @@ export class MetricsSide {
     this.proxyLoop.remove(source);
     this.health.exited(source);
     const lost = this.sources.exited(source);
-    this.ingest(lost);
+    this.ingest({ records: lost, inputs: null });
   }
 
-  /** Labels and judges the records once, and hands them to every consumer. */
-  private ingest(records: readonly RequestRecord[]): void {
+  /** Labels and judges the records once, and hands them (with their inputs, if any) to every consumer. */
+  private ingest(decoded: Decoded): void {
     const inFlight = this.sources.inFlight();
     let batch: JudgedBatch;
     if (this.early.waiting) {
-      this.early.hold(records);
+      this.early.hold(decoded);
       batch = { records: [], labels: [], verdicts: [], inFlight };
     } else {
       const label = (m: string) => this.models.label(m);
-      batch = judgeBatch(records, inFlight, this.live.slos, label, this.sources.inFlightByModel(label));
+      batch = judgeBatch(decoded.records, inFlight, this.live.slos, label, this.sources.inFlightByModel(label), decoded.inputs);
     }
     for (const c of this.consumers) c.ingest(batch);
   }
@@ -164,7 +164,7 @@ export class MetricsSide {
 
   /** Starts the model list, the collectors, the consumers and the listener; resolves to the bound port. */
   async start(): Promise<number> {
-    void this.models.start().then(() => this.early.release((records) => this.ingest(records)));
+    void this.models.start().then(() => this.early.release((decoded) => this.ingest(decoded)));
     this.collectors.start(COLLECTORS);
     for (const c of this.consumers) c.start?.();
     if (this.options.readyRequiresUpstream) {
@@ -179,7 +179,7 @@ export class MetricsSide {
   async close(): Promise<void> {
     if (this.probeTimer) clearInterval(this.probeTimer);
     // Records still waiting for the first model list are recorded now, as `other` if need be.
-    this.early.release((records) => this.ingest(records));
+    this.early.release((decoded) => this.ingest(decoded));
     this.models.stop();
     for (const c of this.consumers) await c.close?.();
     await this.collectors.close();

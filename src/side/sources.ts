@@ -8,9 +8,11 @@
 import type { Logger } from 'pino';
 import { UNMEASURED, type RequestRecord, type WireBatch } from '../record/record.js';
 import { decodeRecords } from '../record/codec.js';
+import { decodeInputs } from '../record/input.js';
 import { ROUTE_LABELS, routeByLabel, routeLabelIndex } from '../record/routes.js';
 import { InFlightHistory } from '../metrics/in-flight-history.js';
 import type { ProxyHealth } from './health.js';
+import type { Decoded } from './startup-buffer.js';
 
 interface Source {
   inFlight: number;
@@ -29,8 +31,8 @@ export class Sources {
     private readonly log: Logger,
   ) {}
 
-  /** One proxy loop's batch: its decoded records, their in-flight figures made machine-wide. */
-  wire(batch: WireBatch): RequestRecord[] {
+  /** One proxy loop's batch: its decoded records (their in-flight figures made machine-wide) and inputs. */
+  wire(batch: WireBatch): Decoded {
     let src = this.sources.get(batch.source);
     if (!src) this.sources.set(batch.source, (src = { inFlight: 0, started: [], finished: new Array<number>(ROUTE_LABELS.length).fill(0), history: new InFlightHistory(), models: new Map() }));
     this.health.beat(batch.source);
@@ -57,7 +59,7 @@ export class Sources {
       }
     }
     if (this.sources.size > 1) this.addOtherLoops(src, records);
-    return records;
+    return { records, inputs: decodeInputs(batch.inputs, records.length) };
   }
 
   /**

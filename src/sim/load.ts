@@ -1,14 +1,15 @@
 /**
- * A load generator of streaming requests on any of the four generation APIs, timed from the client's side: open loop
- * (Poisson or constant arrivals at a rate, whatever the server's speed) or closed loop
- * (a fixed number of requests in flight). Streams are read with the proxy's own SSE
- * framing and event rules, so "first token" means here what it means in the metrics.
+ * A load generator of streaming (or, asked, non-streamed) requests on any of the four
+ * generation APIs, timed from the client's side: open loop (Poisson or constant arrivals at
+ * a rate, whatever the server's speed) or closed loop (a fixed number of requests in
+ * flight). Streams are read with the proxy's own SSE framing and event rules, so "first
+ * token" means here what it means in the metrics.
  * Used by the tests, the demo and `infermeter bench`.
  */
 import { performance } from 'node:perf_hooks';
 import { Agent, request, type Dispatcher } from 'undici';
 import { eventFacts } from '../lib/events.js';
-import { MESSAGES_API, RESPONSES_API, typedEventFacts } from '../lib/api-events.js';
+import { MESSAGES_API, RESPONSES_API, typedBodyFacts, typedEventFacts } from '../lib/api-events.js';
 import { KEEP, SseFramer } from '../lib/sse.js';
 import { prng } from './text.js';
 import type { ApiName } from '../record/routes.js';
@@ -33,6 +34,8 @@ export interface LoadOptions {
   maxTokens?: number;
   /** Ask for exactly maxTokens tokens (vLLM's ignore_eos), default true. */
   ignoreEos?: boolean;
+  /** false: one JSON body, no SSE (TTFT is then not observed, as the proxy does not time it). Default true. */
+  stream?: boolean;
   prompt?: string | ((index: number) => string);
   /** Seeds Poisson inter-arrival times. */
   seed?: number;
@@ -56,6 +59,8 @@ export interface RequestResult {
   /** usage.completion_tokens when the stream had usage, else the chunk count. */
   outputTokens: number;
   promptTokens: number | null;
+  /** usage's cached prompt tokens (prompt_tokens_details.cached_tokens, cache_read_input_tokens, ...); null when not reported. */
+  cachedTokens: number | null;
   /** (e2e − ttft) / (outputTokens − 1), for ok requests with at least 2 tokens. */
   tpot: number | null;
 }
@@ -113,10 +118,11 @@ function requestBody(opts: LoadOptions, index: number): string {
   const eos = (opts.ignoreEos ?? true) ? { ignore_eos: true } : {};
   const max = opts.maxTokens ?? 128;
   const route = opts.route ?? 'chat';
+  const stream = opts.stream ?? true;
   // The Messages and Responses APIs always end a stream with usage: no stream_options there.
-  if (route === 'messages') return JSON.stringify({ ...model, max_tokens: max, ...eos, stream: true, messages: [{ role: 'user', content: prompt }] });
-  if (route === 'responses') return JSON.stringify({ ...model, max_output_tokens: max, ...eos, stream: true, input: prompt });
-  const common = { ...model, max_tokens: max, ...eos, stream: true, stream_options: { include_usage: true } };
+  if (route === 'messages') return JSON.stringify({ ...model, max_tokens: max, ...eos, stream, messages: [{ role: 'user', content: prompt }] });
+  if (route === 'responses') return JSON.stringify({ ...model, max_output_tokens: max, ...eos, stream, input: prompt });
+  const common = { ...model, max_tokens: max, ...eos, stream, ...(stream ? { stream_options: { include_usage: true } } : {}) };
   return JSON.stringify(route === 'completions' ? { ...common, prompt } : { ...common, messages: [{ role: 'user', content: prompt }] });
 }
 
@@ -124,16 +130,26 @@ const FACTS: Record<ApiName, (doc: unknown) => ReturnType<typeof eventFacts>> = 
   completions: eventFacts, chat: eventFacts,
   messages: (doc) => typedEventFacts(MESSAGES_API, doc), responses: (doc) => typedEventFacts(RESPONSES_API, doc),
 };
+/** A whole non-streamed body: OpenAI's choices carry `message`/`text`, which eventFacts reads too. */
+const BODY_FACTS: Record<ApiName, (doc: unknown) => ReturnType<typeof eventFacts>> = {
+  completions: eventFacts, chat: eventFacts,
+  messages: (doc) => typedBodyFacts(MESSAGES_API, doc), responses: (doc) => typedBodyFacts(RESPONSES_API, doc),
+};
 
 async function streamOne(opts: LoadOptions, dispatcher: Dispatcher, index: number, t0: number): Promise<RequestResult> {
   const path = PATHS[opts.route ?? 'chat'];
   const factsOf = FACTS[opts.route ?? 'chat'];
   const sent = performance.now();
   const r: RequestResult = {
-    index, startMs: sent - t0, ok: false, status: 0, error: null, ttft: null, e2e: 0, chunks: 0, outputTokens: 0, promptTokens: null, tpot: null,
+    index, startMs: sent - t0, ok: false, status: 0, error: null, ttft: null, e2e: 0, chunks: 0, outputTokens: 0, promptTokens: null, cachedTokens: null, tpot: null,
   };
   let usageTokens = -1;
   let streamError = false;
+  const usage = (facts: ReturnType<typeof eventFacts>) => {
+    if (facts.completionTokens >= 0) usageTokens = facts.completionTokens;
+    if (facts.promptTokens >= 0) r.promptTokens = facts.promptTokens;
+    if (facts.cachedTokens >= 0) r.cachedTokens = facts.cachedTokens;
+  };
   const framer = new SseFramer(false, (buf, s, e) => {
     if (e - s === 6 && buf.toString('latin1', s, e) === '[DONE]') return KEEP;
     let facts;
@@ -146,8 +162,7 @@ async function streamOne(opts: LoadOptions, dispatcher: Dispatcher, index: numbe
       if (r.chunks++ === 0) r.ttft = (performance.now() - sent) / 1000;
     }
     if (facts.error) streamError = true;
-    if (facts.completionTokens >= 0) usageTokens = facts.completionTokens;
-    if (facts.promptTokens >= 0) r.promptTokens = facts.promptTokens;
+    usage(facts);
     return KEEP;
   }, () => undefined);
   try {
@@ -156,8 +171,13 @@ async function streamOne(opts: LoadOptions, dispatcher: Dispatcher, index: numbe
       headers: { 'content-type': 'application/json', ...opts.headers },
     });
     r.status = res.statusCode;
-    for await (const chunk of res.body) framer.feed(chunk as Buffer);
-    framer.end();
+    if (opts.stream === false) {
+      const text = await res.body.text();
+      if (res.statusCode < 400) readBody(text, BODY_FACTS[opts.route ?? 'chat'], usage);
+    } else {
+      for await (const chunk of res.body) framer.feed(chunk as Buffer);
+      framer.end();
+    }
     if (res.statusCode >= 400) r.error = `http ${res.statusCode}`;
     else if (streamError) r.error = 'stream error event';
   } catch (err) {
@@ -168,6 +188,14 @@ async function streamOne(opts: LoadOptions, dispatcher: Dispatcher, index: numbe
   r.ok = r.error === null;
   if (r.ok && r.ttft !== null && r.outputTokens >= 2) r.tpot = (r.e2e - r.ttft) / (r.outputTokens - 1);
   return r;
+}
+
+function readBody(text: string, factsOf: (doc: unknown) => ReturnType<typeof eventFacts>, usage: (f: ReturnType<typeof eventFacts>) => void): void {
+  try {
+    usage(factsOf(JSON.parse(text)));
+  } catch {
+    // not JSON: no usage to read; the request still counts by its status
+  }
 }
 
 export interface Stats {

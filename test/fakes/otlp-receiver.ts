@@ -1,6 +1,6 @@
 /**
- * A fake OTLP/HTTP receiver: a real HTTP server on loopback that accepts POST /v1/metrics
- * and POST /v1/traces (protobuf, or OTLP/JSON for traces), decodes the protobuf body with protobufjs against the OTLP schema below
+ * A fake OTLP/HTTP receiver: a real HTTP server on loopback that accepts POST /v1/metrics,
+ * POST /v1/traces and POST /v1/logs (protobuf, or OTLP/JSON for traces and logs), decodes the protobuf body with protobufjs against the OTLP schema below
  * (the subset of opentelemetry-proto's metrics/common/resource messages that metrics use,
  * exponential histograms included,
  * field numbers as in opentelemetry-proto v1), and keeps every request for assertions.
@@ -111,7 +111,70 @@ message Span {
 message Status { string message = 2; int32 code = 3; }
 `;
 
-const ROOT_PROTO = protobuf.parse(OTLP_METRICS_PROTO + OTLP_TRACES_PROTO, { keepCase: false }).root;
+/** opentelemetry-proto v1's logs messages (event_name is field 12). */
+const OTLP_LOGS_PROTO = `
+message ExportLogsServiceRequest { repeated ResourceLogs resource_logs = 1; }
+message ResourceLogs { Resource resource = 1; repeated ScopeLogs scope_logs = 2; string schema_url = 3; }
+message ScopeLogs { InstrumentationScope scope = 1; repeated LogRecord log_records = 2; string schema_url = 3; }
+message LogRecord {
+  fixed64 time_unix_nano = 1;
+  fixed64 observed_time_unix_nano = 11;
+  int32 severity_number = 2;
+  string severity_text = 3;
+  AnyValue body = 5;
+  repeated KeyValue attributes = 6;
+  uint32 dropped_attributes_count = 7;
+  fixed32 flags = 8;
+  bytes trace_id = 9;
+  bytes span_id = 10;
+  string event_name = 12;
+}
+`;
+
+const ROOT_PROTO = protobuf.parse(OTLP_METRICS_PROTO + OTLP_TRACES_PROTO + OTLP_LOGS_PROTO, { keepCase: false }).root;
+const LOGS_TYPE = ROOT_PROTO.lookupType('opentelemetry.proto.ExportLogsServiceRequest');
+
+/** A received log record, the same whichever encoding carried it: attributes flat, the body as its value. */
+export interface ReceivedLog {
+  encoding: 'protobuf' | 'json';
+  timeNs: number;
+  eventName: string;
+  body: unknown;
+  attributes: Record<string, unknown>;
+  scope: { name: string; version: string };
+  resource: Record<string, unknown>;
+}
+
+interface RawLogs {
+  resourceLogs?: {
+    resource?: { attributes?: KeyValue[] };
+    scopeLogs?: { scope?: { name?: string; version?: string }; logRecords?: { timeUnixNano?: number | string; eventName?: string; body?: Record<string, unknown>; attributes?: KeyValue[] }[] }[];
+  }[];
+}
+
+export function decodeLogs(body: Buffer, json: boolean): ReceivedLog[] {
+  const doc = json
+    ? (JSON.parse(body.toString('utf8')) as RawLogs)
+    : (LOGS_TYPE.toObject(LOGS_TYPE.decode(body), { longs: Number, bytes: String, enums: Number, defaults: false, oneofs: false }) as RawLogs);
+  const flat = (list: KeyValue[] | undefined) => {
+    const out: Record<string, unknown> = {};
+    for (const kv of list ?? []) out[kv.key] = jsonValue(kv.value);
+    return out;
+  };
+  const out: ReceivedLog[] = [];
+  for (const rl of doc.resourceLogs ?? []) {
+    for (const sl of rl.scopeLogs ?? []) {
+      for (const r of sl.logRecords ?? []) {
+        out.push({
+          encoding: json ? 'json' : 'protobuf', timeNs: Number(r.timeUnixNano ?? 0), eventName: r.eventName ?? '',
+          body: r.body === undefined ? undefined : jsonValue(r.body), attributes: flat(r.attributes),
+          scope: { name: sl.scope?.name ?? '', version: sl.scope?.version ?? '' }, resource: flat(rl.resource?.attributes),
+        });
+      }
+    }
+  }
+  return out;
+}
 const REQUEST_TYPE = ROOT_PROTO.lookupType('opentelemetry.proto.ExportMetricsServiceRequest');
 const TRACES_TYPE = ROOT_PROTO.lookupType('opentelemetry.proto.ExportTraceServiceRequest');
 
@@ -219,6 +282,8 @@ export class FakeOtlpReceiver {
   readonly received: ReceivedExport[] = [];
   /** Every span of every POST /v1/traces, in arrival order. */
   readonly spans: ReceivedSpan[] = [];
+  /** Every log record of every POST /v1/logs, in arrival order. */
+  readonly logs: ReceivedLog[] = [];
   /** Every request body as text (to look for markers that must never leave infermeter). */
   readonly rawBodies: string[] = [];
   /** HTTP status to answer with; 200 accepts. */
@@ -239,13 +304,18 @@ export class FakeOtlpReceiver {
   }
 
   private async handle(req: IncomingMessage): Promise<number> {
-    if (req.method !== 'POST' || (req.url !== '/v1/metrics' && req.url !== '/v1/traces')) return 404;
+    if (req.method !== 'POST' || !['/v1/metrics', '/v1/traces', '/v1/logs'].includes(req.url ?? '')) return 404;
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     if (this.status !== 200) return this.status;
     let body = Buffer.concat(chunks);
     if (req.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
     this.rawBodies.push(body.toString('latin1'));
+    if (req.url === '/v1/logs') {
+      this.logs.push(...decodeLogs(body, String(req.headers['content-type']).includes('json')));
+      for (const w of this.waiters.splice(0)) w();
+      return 200;
+    }
     if (req.url === '/v1/traces') {
       this.spans.push(...decodeTraces(body, String(req.headers['content-type']).includes('json')));
       for (const w of this.waiters.splice(0)) w();
@@ -271,7 +341,7 @@ export class FakeOtlpReceiver {
     const deadline = Date.now() + timeoutMs;
     while (!ok()) {
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`OTLP receiver: condition not met within ${timeoutMs} ms (${this.received.length} metric exports, ${this.spans.length} spans received)`);
+      if (left <= 0) throw new Error(`OTLP receiver: condition not met within ${timeoutMs} ms (${this.received.length} metric exports, ${this.spans.length} spans, ${this.logs.length} log records received)`);
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, Math.min(left, 200));
         this.waiters.push(() => {

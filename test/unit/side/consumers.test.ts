@@ -13,14 +13,19 @@ import { MetricsSide } from '../../../src/side/side.js';
 import { StatusPage } from '../../../src/exporters/ui/status-page.js';
 import { BottleneckMonitor } from '../../../src/metrics/bottleneck/live.js';
 import { HeadroomMonitor } from '../../../src/metrics/headroom/live.js';
+import { PromptBlocksStage } from '../../../src/metrics/prompt/blocks.js';
+import { WorkloadTrace } from '../../../src/exporters/workload-trace/trace.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const log = pino({ level: 'silent' });
 const side = (flags: Record<string, string>) => new MetricsSide(resolveConfig({ upstream: 'http://127.0.0.1:9', ...flags }, {}), log);
 
 test('one consumer per enabled row, in table order, named as its row; the page reads the trail, the verdicts and the capacities', async () => {
-  assert.deepEqual(CONSUMERS.map((c) => c.name), ['requests', 'otlp', 'trail', 'bottleneck', 'headroom', 'ui']);
+  assert.deepEqual(CONSUMERS.map((c) => c.name), ['prompt-blocks', 'workload-trace', 'requests', 'otlp', 'trail', 'bottleneck', 'headroom', 'ui']);
   const on = side({});
-  assert.deepEqual(on.consumers.map((c) => c.name), ['requests', 'trail', 'bottleneck', 'headroom', 'ui'], 'no OTEL_* variable: no OTLP consumer');
+  assert.deepEqual(on.consumers.map((c) => c.name), ['requests', 'trail', 'bottleneck', 'headroom', 'ui'], 'no OTEL_* variable: no OTLP consumer; no --workload-trace: no prompt hashing');
   const page = on.consumer(StatusPage)!;
   assert.ok(page.slowRequests, 'the slow-request table reads the trail');
   assert.equal(page.bottlenecks, on.consumer(BottleneckMonitor));
@@ -29,4 +34,14 @@ test('one consumer per enabled row, in table order, named as its row; the page r
   assert.deepEqual(off.consumers.map((c) => c.name), ['requests', 'trail', 'bottleneck', 'headroom']);
   await on.close();
   await off.close();
+});
+
+test('--workload-trace: the prompt hashing row, then the trace that reads it', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'consumers-'));
+  const traced = side({ workloadTrace: join(dir, 't.jsonl'), promptHashSalt: 's' });
+  assert.deepEqual(traced.consumers.map((c) => c.name), ['prompt-blocks', 'workload-trace', 'requests', 'trail', 'bottleneck', 'headroom', 'ui']);
+  assert.ok(traced.consumer(WorkloadTrace));
+  assert.ok(traced.consumer(PromptBlocksStage));
+  await traced.close();
+  rmSync(dir, { recursive: true, force: true });
 });

@@ -1,0 +1,178 @@
+/**
+ * What a workload trace holds, before anyone replays it (`infermeter trace stats`): the
+ * arrival rate over time, the length distributions, the API and model mix, and the share of
+ * prompt tokens a prefix cache would find already computed.
+ *
+ * Prefix reuse is asked of cache models, one row each, fed the requests in arrival order:
+ * a request's hit is its leading run of blocks the cache holds (an engine's prefix cache
+ * matches prefixes, never a block after a miss). The unbounded cache keeps every block it
+ * has seen: the most any cache could reuse. A finite one (an engine's KV size, LRU) is one
+ * more ReuseModel in the list given to traceStats.
+ */
+import { distribution, type Distribution } from '../stats.js';
+import type { ReplayRequest, Workload } from './workload.js';
+
+/** One block of a prompt as a cache sees it: its identity and its tokens. */
+export interface BlockRef {
+  key: string;
+  tokens: number;
+}
+
+export interface ReuseModel {
+  readonly name: string;
+  readonly description: string;
+  /** Takes one prompt's blocks, in order (then holds them as its policy says); answers its leading hit in tokens. */
+  admit(blocks: readonly BlockRef[]): number;
+}
+
+export function unboundedCache(): ReuseModel {
+  const seen = new Set<string>();
+  return {
+    name: 'unbounded',
+    description: 'every block ever seen stays cached: the most any prefix cache could reuse',
+    admit(blocks) {
+      let hit = 0;
+      let leading = true;
+      for (const b of blocks) {
+        if (leading && seen.has(b.key)) hit += b.tokens;
+        else leading = false;
+        seen.add(b.key);
+      }
+      return hit;
+    },
+  };
+}
+
+/** The blocks of one request's prompt: its hash ids, the last one partial when the trace says so (Mooncake's ceil). */
+export function blocksOf(r: Pick<ReplayRequest, 'namespace' | 'blockSize'> & { record: Pick<ReplayRequest['record'], 'inputLength' | 'hashIds'> }): BlockRef[] {
+  const ids = r.record.hashIds;
+  return ids.map((id, i) => ({
+    key: `${r.namespace}:${id}`,
+    tokens: i === ids.length - 1 ? Math.min(r.blockSize, r.record.inputLength - i * r.blockSize) : r.blockSize,
+  }));
+}
+
+export interface ReuseFigure {
+  model: string;
+  description: string;
+  hitTokens: number;
+  promptTokens: number;
+  /** hitTokens / promptTokens: the share of prompt tokens found cached. */
+  share: number | null;
+  /** Requests with at least one block hit. */
+  requestsHit: number;
+}
+
+export interface RateBucket {
+  /** Seconds since the trace began. */
+  start: number;
+  requests: number;
+  requestsPerSecond: number;
+  inputTokensPerSecond: number;
+}
+
+export interface TraceStats {
+  files: { path: string; requests: number; blockSize: number; blockSizeFrom: string; cut: string | null; sampling: number | null; startTime: string | null; version: string | null }[];
+  requests: number;
+  /** First to last arrival. */
+  spanSeconds: number;
+  /** (requests − 1) / span: arrivals per second; null for one request. */
+  arrivalRate: number | null;
+  bucketSeconds: number;
+  rate: RateBucket[];
+  inputTokens: Distribution;
+  outputTokens: Distribution;
+  /** Requests per power-of-two length bucket ("≤ 512": count), both lengths. */
+  lengthHistogram: { upTo: number; input: number; output: number }[];
+  api: Record<string, number>;
+  model: Record<string, number>;
+  stream: Record<string, number>;
+  outcome: Record<string, number>;
+  reuse: ReuseFigure[];
+}
+
+/** The bucket a time falls in; the epsilon keeps 0.6 / 0.1 in bucket 6, where decimal arithmetic puts it. */
+export function bucketOf(seconds: number, width: number): number {
+  return Math.floor(seconds / width + 1e-9);
+}
+
+/** A bucket width that gives about 20 rows: 1, 2, 5 × a power of ten seconds. */
+export function niceBucket(spanSeconds: number): number {
+  const raw = Math.max(spanSeconds / 20, 1e-3);
+  const p = 10 ** Math.floor(Math.log10(raw));
+  return [1, 2, 5, 10].map((m) => m * p).find((b) => b >= raw)!;
+}
+
+export function traceStats(w: Workload, opts: { bucketSeconds?: number; models?: readonly ReuseModel[] } = {}): TraceStats {
+  const reqs = w.requests;
+  const spanSeconds = reqs.length ? reqs[reqs.length - 1]!.atMs / 1000 : 0;
+  const bucketSeconds = opts.bucketSeconds ?? niceBucket(spanSeconds);
+  const rate: RateBucket[] = Array.from({ length: reqs.length ? bucketOf(spanSeconds, bucketSeconds) + 1 : 0 }, (_, i) => ({
+    start: round(i * bucketSeconds), requests: 0, requestsPerSecond: 0, inputTokensPerSecond: 0,
+  }));
+  for (const r of reqs) {
+    const b = rate[bucketOf(r.atMs / 1000, bucketSeconds)]!;
+    b.requests++;
+    b.requestsPerSecond += 1 / bucketSeconds;
+    b.inputTokensPerSecond += r.record.inputLength / bucketSeconds;
+  }
+  const models = opts.models ?? [unboundedCache()];
+  const reuse = models.map((m) => ({ model: m, hit: 0, prompt: 0, requestsHit: 0 }));
+  for (const r of reqs) {
+    const blocks = blocksOf(r);
+    for (const x of reuse) {
+      const hit = x.model.admit(blocks);
+      x.hit += hit;
+      x.prompt += r.record.inputLength;
+      if (hit > 0) x.requestsHit++;
+    }
+  }
+  return {
+    files: w.files.map((f) => ({
+      path: f.path, requests: f.records.length, blockSize: f.meta.blockSize, blockSizeFrom: f.meta.from, cut: f.meta.cut, sampling: f.meta.sampling,
+      startTime: f.meta.startUnixMs === null ? null : new Date(f.meta.startUnixMs).toISOString(), version: f.meta.version,
+    })),
+    requests: reqs.length,
+    spanSeconds,
+    arrivalRate: reqs.length > 1 && spanSeconds > 0 ? (reqs.length - 1) / spanSeconds : null,
+    bucketSeconds,
+    rate,
+    inputTokens: distribution(reqs.map((r) => r.record.inputLength)),
+    outputTokens: distribution(reqs.map((r) => r.record.outputLength)),
+    lengthHistogram: histogram(reqs),
+    api: tally(reqs.map((r) => r.record.api ?? `${r.api} (not recorded)`)),
+    model: tally(reqs.map((r) => r.record.model ?? '(not recorded)')),
+    stream: tally(reqs.map((r) => (r.record.stream === null ? `${r.stream} (not recorded)` : String(r.record.stream)))),
+    outcome: tally(reqs.map((r) => r.record.outcome ?? '(not recorded)')),
+    reuse: reuse.map((x) => ({
+      model: x.model.name, description: x.model.description, hitTokens: x.hit, promptTokens: x.prompt,
+      share: x.prompt > 0 ? x.hit / x.prompt : null, requestsHit: x.requestsHit,
+    })),
+  };
+}
+
+function histogram(reqs: readonly ReplayRequest[]): TraceStats['lengthHistogram'] {
+  const top = reqs.reduce((m, r) => Math.max(m, r.record.inputLength, r.record.outputLength), 1);
+  const out: TraceStats['lengthHistogram'] = [];
+  for (let upTo = 16; ; upTo *= 2) {
+    out.push({ upTo, input: 0, output: 0 });
+    if (upTo >= top) break;
+  }
+  // Power-of-two rows from 16: a length falls in the first row whose bound holds it (0 and 1–16 in the first).
+  const row = (n: number) => Math.max(0, Math.ceil(Math.log2(Math.max(n, 1) / 16)));
+  for (const r of reqs) {
+    out[row(r.record.inputLength)]!.input++;
+    out[row(r.record.outputLength)]!.output++;
+  }
+  return out;
+}
+
+function tally(values: readonly string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const v of values) out[v] = (out[v] ?? 0) + 1;
+  return Object.fromEntries(Object.entries(out).sort((a, b) => b[1] - a[1]));
+}
+
+function round(x: number): number {
+  return Number(x.toFixed(6));
+}

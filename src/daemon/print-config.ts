@@ -31,11 +31,25 @@ function scalar(value: unknown): string {
   return stringify(value, { collectionStyle: 'flow', lineWidth: 0 }).trimEnd();
 }
 
+/**
+ * The config file's `upstreams:` list is in effect (--upstream came from neither flag nor
+ * environment): printed in full, in place of the `upstream` line (a file may not hold both).
+ */
+function upstreamList(cfg: Config): boolean {
+  return cfg.origins['upstreams'] === 'file' && cfg.sources.cli['upstream'] === undefined && cfg.sources.env['INFERMETER_UPSTREAM'] === undefined;
+}
+
 /** The effective configuration as YAML, one line per setting, its source as a comment. */
 export function renderConfig(cfg: Config): string {
   const lines = ['# infermeter: the effective configuration; after each value, where it came from (flag, env, file, default)'];
   for (const o of OPTIONS) {
     const source = cfg.origins[o.key] ?? 'default';
+    if (o.key === 'upstream' && upstreamList(cfg)) {
+      lines.push(`# upstream: the first of upstreams (${where(cfg, o.key, source)})`);
+      const list = stringify({ upstreams: cfg.upstreams.map(({ name, url, ...rest }) => ({ name, url, ...rest })) }, { lineWidth: 0 }).trimEnd().split('\n');
+      lines.push(`${list[0]} # ${where(cfg, 'upstreams', 'file')}`, ...list.slice(1));
+      continue;
+    }
     lines.push(`${o.key}: ${scalar(printable(o.key, cfg[o.key], o.secret === true))} # ${where(cfg, o.key, source)}`);
   }
   // Comments from here on: the rest is not flag-table data, so the text above stays a valid config file.
@@ -55,6 +69,10 @@ export function configLogFields(cfg: Config): { settings: Record<string, unknown
     settings[o.key] = printable(o.key, cfg[o.key], o.secret === true);
     const source = cfg.origins[o.key] ?? 'default';
     if (source !== 'default') from[o.key] = source;
+  }
+  if (upstreamList(cfg)) {
+    settings['upstreams'] = cfg.upstreams;
+    from['upstreams'] = 'file';
   }
   if (cfg.configFile) from['configFile'] = cfg.origins['configFile'] ?? 'flag';
   return { settings, from };

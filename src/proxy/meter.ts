@@ -138,6 +138,15 @@ export class RequestMeter {
       f = scanned.facts;
       if (scanned.tokenStart >= 0 && this.templateMisses < MAX_TEMPLATE_MISSES) this.adopt(buf, start, end, scanned);
       if (this.readsResponse && this.typed === null) this.readScannedResponse(buf, start, end, f);
+      else if (this.readsResponse && !this.modelLooked && this.firstToken < 0) {
+        // A typed stream: the scan answers response.created (no usage, no token) without a parse,
+        // and the model it names needs one. Only events before the first token, and only with tracing on.
+        try {
+          this.lookForModel(JSON.parse(buf.toString('utf8', start, end)));
+        } catch {
+          // The scan vouched for the JSON; a surprise here costs the span its model, nothing else.
+        }
+      }
     } else {
       const doc = this.parse(buf.toString('utf8', start, end));
       if (doc === INVALID) return GIVE_UP;

@@ -76,3 +76,27 @@ test('the guard: 401 before every route, the 404 and the 405; the probes stay op
   assert.equal((await exchange(port, 'GET /readyz?verbose HTTP/1.1')).status, 503, 'readiness answers (not ready: no proxy loop) without credentials');
   assert.equal((await exchange(port, 'POST /healthz HTTP/1.1')).status, 405, 'a probe path is open to any method, as before');
 });
+
+test('the guard leaves exactly the probe paths open (any query), guards every look-alike; its refusals are text/plain', async () => {
+  const echo: Routes = (app) => {
+    for (const path of ['/metrics', '/api/v1/status']) app.get(path, (req, reply) => reply.code(200).header('content-type', 'text/plain').send(`served ${req.url}`));
+  };
+  const health = new ProxyHealth({ livenessTimeoutMs: 60_000, requiresUpstream: false });
+  const guard = new WebGuard({ file: 'web.yml', tls: null, users: new Map([['alice', bcrypt.hashSync('right', 4)]]) });
+  const l = new MetricsListener(null, guard, [echo, healthRoutes(health)]);
+  listeners.push(l);
+  const port = await l.listen({ host: '127.0.0.1', port: 0 });
+  // The probes answer as they would without a web config: liveness ok, readiness 503 (no proxy loop listens).
+  for (const [path, status] of [['/healthz', 200], ['/healthz?verbose=1', 200], ['/readyz', 503]] as const) {
+    const r = await exchange(port, `GET ${path} HTTP/1.1`);
+    assert.equal(r.status, status, path);
+    assert.equal(r.headers.get('www-authenticate'), undefined, `${path} is not guarded`);
+  }
+  for (const head of ['GET /metrics HTTP/1.1', 'POST / HTTP/1.1', 'GET /healthz/x HTTP/1.1', 'GET /readyz2 HTTP/1.1', 'GET /api/v1/status?x=/healthz HTTP/1.1']) {
+    const r = await exchange(port, head, head.startsWith('POST') ? 'a body' : '');
+    assert.deepEqual([r.status, r.headers.get('content-type'), r.body], [401, 'text/plain', 'Unauthorized\n'], head);
+  }
+  const auth = `Authorization: Basic ${Buffer.from('alice:right').toString('base64')}`;
+  const ok = await exchange(port, `GET /api/v1/status?x=/healthz HTTP/1.1\r\n${auth}`);
+  assert.deepEqual([ok.status, ok.body], [200, 'served /api/v1/status?x=/healthz']);
+});

@@ -39,7 +39,7 @@ export function resolveSettings(cliValues: Record<string, unknown>, env: NodeJS.
   origins['slos'] = 'slos' in file ? 'file' : 'default';
   origins['buckets'] = 'buckets' in file ? 'file' : 'default';
   const list = resolveUpstreamList(flags, file, configFile);
-  if (file['upstreams'] !== undefined) origins['upstream'] = origins['upstreams'] = 'file';
+  if (list.fromFile) origins['upstream'] = origins['upstreams'] = 'file';
   let engineMetrics = flags.engineMetrics;
   if (list.fromFile && engineMetrics === '') engineMetrics = list.upstreams[0]!.engineMetrics;
   if (engineMetrics === '' && list.upstream) engineMetrics = `${list.upstream}/metrics`;

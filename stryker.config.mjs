@@ -23,9 +23,11 @@ export default {
   coverageAnalysis: 'off',
   concurrency: Number(process.env.MUTATION_CONCURRENCY ?? 2),
   // A mutant that loops for ever is a timeout (counted as detected); 3 s over the dry run's time ends it quickly.
-  timeoutMS: 3000,
-  // The sandbox needs the sources, tests, fixtures and configs; not the build, the docs or reports.
-  ignorePatterns: ['dist', 'dist-*', 'reports', 'docs', 'bench-results', '.gl', '.whl', 'grafana/**/*.png', '*.tgz'],
+  // MUTATION_TIMEOUT_MS raises it on a loaded machine, where a passing run can take longer than that.
+  timeoutMS: Number(process.env.MUTATION_TIMEOUT_MS ?? 3000),
+  // The sandbox needs the sources, tests, fixtures and configs; not the build, the docs or reports
+  // (but docs/bottleneck.md, which the bottleneck unit test compares with the rules table).
+  ignorePatterns: ['dist', 'dist-*', 'reports', 'docs/*', '!docs/bottleneck.md', 'bench-results', '.gl', '.whl', 'grafana/**/*.png', '*.tgz'],
   reporters: ['clear-text', 'progress', 'json', 'html'],
   jsonReporter: { fileName: `reports/mutation/${mod.name}.json` },
   htmlReporter: { fileName: `reports/mutation/${mod.name}.html` },

@@ -53,6 +53,36 @@ export const MODULES = [
     mutate: ['src/collectors/gpu/dmon.ts'],
     tests: ['test/unit/collectors/gpu-dmon.test.ts'],
   },
+  {
+    name: 'web-guard',
+    what: 'the metrics listener\'s guard: basic auth against bcrypt hashes (unknown users too), client-certificate rules per request',
+    mutate: ['src/side/web-config.ts'],
+    tests: ['test/unit/side/web-config.test.ts'],
+  },
+  {
+    name: 'web-config',
+    what: '--web.config.file: the exporter-toolkit keys, defaults, client auth types and the listener\'s TLS options',
+    mutate: ['src/lib/web-config.ts'],
+    tests: ['test/unit/side/web-config.test.ts', 'test/unit/lib/web-config.test.ts'],
+  },
+  {
+    name: 'upstreams',
+    what: 'the upstream set and router: by listed model, replicas by fewest in flight, down ones avoided, the merged model list',
+    mutate: ['src/proxy/upstreams.ts'],
+    tests: ['test/unit/proxy/upstreams.test.ts', 'test/unit/proxy/upstreams-lists.test.ts'],
+  },
+  {
+    name: 'bottleneck',
+    what: 'the bottleneck verdict: the rules table, the evaluator with its hysteresis, the machine signals (GPU worst-of, engine sums)',
+    mutate: ['src/metrics/bottleneck/judge.ts', 'src/metrics/bottleneck/rules.ts', 'src/metrics/bottleneck/machine.ts'],
+    tests: ['test/unit/metrics/bottleneck.test.ts', 'test/unit/metrics/bottleneck-machine.test.ts', 'test/unit/metrics/bottleneck-signals.test.ts'],
+  },
+  {
+    name: 'api-events',
+    what: 'the Messages and Responses API rows: token events (visible or not), usage fields, error events',
+    mutate: ['src/lib/api-events.ts'],
+    tests: ['test/unit/proxy/event-scan-typed.test.ts', 'test/unit/sim/messages-responses.test.ts', 'test/unit/lib/api-events.test.ts', 'test/unit/proxy/typed-meter.test.ts'],
+  },
 ];
 
 export function moduleNamed(name) {

@@ -8,7 +8,6 @@
  */
 import { stringify } from 'yaml';
 import { OPTIONS, envName, flagName, type Config, type SettingSource } from '../config.js';
-import type { UpstreamSpec } from '../lib/upstream-spec.js';
 import type { SloConfig } from '../slo/config.js';
 
 export const REDACTED = '<redacted>';
@@ -35,19 +34,29 @@ function scalar(value: unknown): string {
   return stringify(value, { collectionStyle: 'flow', lineWidth: 0 }).trimEnd();
 }
 
-/** The effective configuration as YAML, one line per setting, its source as a comment; then `upstreams:`, `slos:` and `buckets:` as the file writes them. */
+/**
+ * The config file's `upstreams:` list is in effect (--upstream came from neither flag nor
+ * environment): printed in full, in place of the `upstream` line (a file may not hold both).
+ */
+function upstreamList(cfg: Config): boolean {
+  return cfg.origins['upstreams'] === 'file' && cfg.sources.cli['upstream'] === undefined && cfg.sources.env['INFERMETER_UPSTREAM'] === undefined;
+}
+
+/** The effective configuration as YAML, one line per setting, its source as a comment; then `slos:` and the file's `buckets:` as the file writes them. */
 export function renderConfig(cfg: Config): string {
   const lines = ['# infermeter: the effective configuration; after each value, where it came from (flag, env, file, default)'];
-  const listed = cfg.origins['upstreams'] === 'file';
   for (const o of OPTIONS) {
     const source = cfg.origins[o.key] ?? 'default';
-    const line = `${o.key}: ${scalar(printable(o.key, cfg[o.key], o.secret === true))} # ${where(cfg, o.key, source)}`;
-    // A file holds upstream or upstreams, never both: the list below says it.
-    lines.push(o.key === 'upstream' && listed ? `# ${line}, the first of upstreams: below` : line);
+    if (o.key === 'upstream' && upstreamList(cfg)) {
+      lines.push(`# upstream: the first of upstreams (${where(cfg, o.key, source)})`);
+      const list = stringify({ upstreams: cfg.upstreams.map(({ name, url, ...rest }) => ({ name, url, ...rest })) }, { lineWidth: 0 }).trimEnd().split('\n');
+      lines.push(`${list[0]} # ${where(cfg, 'upstreams', 'file')}`, ...list.slice(1));
+      continue;
+    }
+    lines.push(`${o.key}: ${scalar(printable(o.key, cfg[o.key], o.secret === true))} # ${where(cfg, o.key, source)}`);
   }
   const file = cfg.configFile ? `file ${cfg.configFile}` : 'default';
   lines.push(`# config file: ${cfg.configFile ?? 'none'}${cfg.configFile ? ` (${where(cfg, 'configFile', cfg.origins['configFile'] ?? 'flag')})` : ''}`);
-  if (listed) lines.push(`# upstreams (${file}), each entry whole:`, block({ upstreams: cfg.upstreams.map(upstreamEntry) }));
   lines.push(`# slos (${cfg.origins['slos'] === 'file' ? file : 'default'}), thresholds in seconds:`, block({ slos: sloSection(cfg.slos) }));
   // Default buckets stay a comment, so a saved print does not pin them; the file's are printed whole (thresholds inserted again on reading are already there).
   if (cfg.origins['buckets'] === 'file') lines.push(`# buckets (${file}, SLO thresholds inserted):`, block({ buckets: cfg.buckets }));
@@ -58,12 +67,6 @@ export function renderConfig(cfg: Config): string {
 
 function block(section: Record<string, unknown>): string {
   return stringify(section, { lineWidth: 0 }).trimEnd();
-}
-
-/** An upstream as an entry of the file's list: every key, so reading it back takes nothing from the globals. */
-function upstreamEntry(u: UpstreamSpec): Record<string, unknown> {
-  const { name, url, engine, engineMetrics, gpus, ...rest } = u;
-  return { name, url, engine, engineMetrics, gpus, ...rest };
 }
 
 /** The SLO config under the file's own key names (prompt_classes, prompt_tokens_le). */
@@ -85,6 +88,10 @@ export function configLogFields(cfg: Config): { settings: Record<string, unknown
     settings[o.key] = printable(o.key, cfg[o.key], o.secret === true);
     const source = cfg.origins[o.key] ?? 'default';
     if (source !== 'default') from[o.key] = source;
+  }
+  if (upstreamList(cfg)) {
+    settings['upstreams'] = cfg.upstreams;
+    from['upstreams'] = 'file';
   }
   if (cfg.configFile) from['configFile'] = cfg.origins['configFile'] ?? 'flag';
   return { settings, from };

@@ -35,6 +35,7 @@ export interface UsageFields {
 }
 
 export interface TypedApi {
+  /** Names the row in a malformed-row error only (event-scan-typed.ts); the meter picks rows by route. */
   name: 'messages' | 'responses';
   /** event type → the token specs it may carry (several for Messages' content_block_delta, keyed by sub-type). */
   tokens: ReadonlyMap<string, readonly TokenSpec[]>;
@@ -111,6 +112,7 @@ export function readUsage(api: TypedApi, usage: unknown, output: boolean, facts:
   const first = count(usage[f.input[0]!]);
   if (first >= 0) {
     let sum = first;
+    // (`<=` would add max(0, count(usage[undefined])) = 0: the same sum.)
     for (let i = 1; i < f.input.length; i++) sum += Math.max(0, count(usage[f.input[i]!]));
     facts.promptTokens = sum;
   }
@@ -124,6 +126,7 @@ export function typedEventFacts(api: TypedApi, doc: unknown): EventFacts {
   const facts = emptyFacts();
   if (!isObj(doc)) return facts;
   const type = doc['type'];
+  // Without this early return a non-string type would match no row either: it only saves the lookups.
   if (typeof type !== 'string') return facts;
   if (api.errors.has(type)) facts.error = true;
   const specs = api.tokens.get(type);

@@ -134,6 +134,14 @@ export class RequestMeter {
       }
       f = typedEventFacts(this.typed!, doc);
       if (this.readsResponse && !this.modelLooked) this.lookForModel(doc);
+    } else if (this.readsResponse && !this.modelLooked && this.firstToken < 0) {
+      // The scan answers response.created (no usage, no token) without a parse: the model it
+      // names needs one. Only events before the first token, and only with tracing on.
+      try {
+        this.lookForModel(JSON.parse(buf.toString('utf8', start, end)));
+      } catch {
+        // The scan vouched for the JSON; a surprise here costs the span its model, nothing else.
+      }
     }
     if (f === SCANNED && lastScan.template && this.templateMisses < MAX_TEMPLATE_MISSES) {
       this.template = Buffer.from(buf.subarray(start, end));

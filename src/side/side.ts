@@ -70,7 +70,9 @@ export class MetricsSide {
   ) {
     this.live = liveOf(options);
     this.health = new ProxyHealth({ livenessTimeoutMs: options.livenessTimeout * 1000, requiresUpstream: options.readyRequiresUpstream });
-    const connect = upstreamConnectOptions(options);
+    // The first upstream's own TLS files (an `upstreams:` entry may have its own; with one --upstream they are the global flags').
+    const first = options.upstreams[0];
+    const connect = upstreamConnectOptions(first ? { ...first, upstream: first.url } : options);
     this.upstreamAgent = connect ? new Agent({ connect }) : undefined;
     this.models = new ModelLabels({
       allowlist: options.models, upstream: options.upstream, refreshSeconds: options.modelsRefresh, log,

@@ -98,12 +98,15 @@ export function scheduledStream(s: NonNullable<FakeScript['schedule']>, includeU
   return out;
 }
 
-/** `tls`: serve HTTPS with these options (cert, key; ca + requestCert for mTLS). */
-export async function startFakeUpstream(port = 0, host = '127.0.0.1', tls?: HttpsOptions): Promise<FakeUpstream> {
+/**
+ * `tls`: serve HTTPS with these options (cert, key; ca + requestCert for mTLS). `models`: what
+ * its /v1/models lists (two upstreams behind one infermeter serve different models).
+ */
+export async function startFakeUpstream(port = 0, host = '127.0.0.1', tls?: HttpsOptions, models: readonly string[] = MODELS): Promise<FakeUpstream> {
   const events: FakeEvent[] = [];
   const gates = new Gates();
   const sockets = new Set<Socket>();
-  const handler = (req: IncomingMessage, res: ServerResponse) => void handle(req, res, events, gates);
+  const handler = (req: IncomingMessage, res: ServerResponse) => void handle(req, res, events, gates, models);
   const server: Server = (tls ? createHttpsServer(tls, handler) : createServer(handler)) as Server;
   server.keepAliveTimeout = 1_000; // idle sockets close quickly, so leaked ones stand out
   server.on(tls ? 'secureConnection' : 'connection', (s: Socket) => {
@@ -133,7 +136,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function handle(req: IncomingMessage, res: ServerResponse, events: FakeEvent[], gates: Gates): Promise<void> {
+async function handle(req: IncomingMessage, res: ServerResponse, events: FakeEvent[], gates: Gates, models: readonly string[]): Promise<void> {
   const path = req.url ?? '/';
   const body = await readBody(req);
   events.push({ kind: 'request', at: performance.now(), path, headers: { ...req.headers }, body });
@@ -146,7 +149,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, events: FakeEve
     }
   });
   if (path.startsWith('/v1/models')) {
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: MODELS.map((id) => ({ id, object: 'model' })) }));
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: models.map((id) => ({ id, object: 'model' })) }));
     return;
   }
   let doc: { stream?: boolean; stream_options?: { include_usage?: boolean }; fake?: FakeScript } = {};

@@ -13,6 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { CLI, InfermeterProcess } from '../fakes/infermeter-process.js';
+import { resolveConfig } from '../../src/config.js';
+import { configLogFields } from '../../src/daemon/print-config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'infermeter-print-'));
 const file = join(dir, 'mixed.yaml');
@@ -68,6 +70,41 @@ test('--print-config output, saved as a config file, gives the same settings', (
   const values = (text: string) => parseYaml(text) as Record<string, unknown>;
   assert.deepEqual(values(again.stdout), values(first.stdout));
   assert.equal(values(again.stdout)['workers'], 3);
+});
+
+test('--print-config with upstreams: every upstream with its own and its inherited settings; saved, the same settings', () => {
+  const multi = join(dir, 'upstreams.yaml');
+  writeFileSync(multi, [
+    'engine: sglang',
+    'headersTimeout: 90s',
+    'upstreams:',
+    '  - { name: big, url: "http://127.0.0.1:8001", gpus: [0, 1], headersTimeout: 30s }',
+    '  - { name: small, url: "http://127.0.0.1:8002", engine: vllm, connections: 8, engineMetrics: "http://127.0.0.1:9002/metrics" }',
+    '',
+  ].join('\n'));
+  const first = print(['--config', multi, '--print-config'], {});
+  assert.equal(first.code, 0, first.stderr);
+  const values = (text: string) => parseYaml(text) as Record<string, unknown>;
+  const printed = values(first.stdout);
+  const list = printed['upstreams'] as Record<string, unknown>[] | undefined;
+  assert.ok(Array.isArray(list), `an upstreams list in:\n${first.stdout}`);
+  // From the file: each entry's own keys; the rest from the file's globals (engine, headersTimeout)
+  // or README's flag defaults (--upstream-connections 4096, engineMetrics <url>/metrics).
+  assert.deepEqual(list.map((u) => [u['name'], u['url'], u['engine'], u['gpus'], u['headersTimeout'], u['connections'], u['engineMetrics']]), [
+    ['big', 'http://127.0.0.1:8001', 'sglang', ['0', '1'], 30, 4096, 'http://127.0.0.1:8001/metrics'],
+    ['small', 'http://127.0.0.1:8002', 'vllm', [], 90, 8, 'http://127.0.0.1:9002/metrics'],
+  ]);
+  assert.equal(printed['upstream'], undefined, 'upstream and upstreams together would be refused');
+  assert.match(first.stdout, new RegExp(`^upstreams: # file ${multi.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
+  const saved = join(dir, 'upstreams-saved.yaml');
+  writeFileSync(saved, first.stdout);
+  const again = print(['--config', saved, '--print-config'], {});
+  assert.equal(again.code, 0, again.stderr);
+  assert.deepEqual(values(again.stdout), printed);
+  // The startup line carries the same list.
+  const logged = configLogFields(resolveConfig({ config: multi }, {}));
+  assert.deepEqual((logged.settings['upstreams'] as { name: string }[]).map((u) => u.name), ['big', 'small']);
+  assert.equal(logged.from['upstreams'], 'file');
 });
 
 test('a bad value with --print-config is still the usage error it always is (exit 2)', () => {

@@ -1,7 +1,8 @@
 /**
  * gen_ai.response.model and finish_reasons as the meter reads them off the bytes
  * (src/proxy/response-facts.ts), against the full parse of every event of every captured
- * stream, whatever the read splits.
+ * stream, whatever the read splits; the Messages and Responses streams also through their own
+ * API's meter, against the model their text names.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,6 +12,7 @@ import { RequestMeter } from '../../../src/proxy/meter.js';
 import { eventFacts } from '../../../src/lib/events.js';
 import { finishReasonsIn, modelIn } from '../../../src/proxy/response-facts.js';
 import { FIXTURES, fixture } from '../../helpers.js';
+import { typedApiOf } from '../../helpers/typed-api-readme.js';
 
 /** What the full parse says: the first token event's model, and every distinct finish reason. */
 function expected(bytes: Buffer): { model: string | null; reasons: string[] } {
@@ -70,3 +72,23 @@ test('escaped, oversized and absent values are left out, not misread', () => {
   const b = ev('{"model":"a"} {"model":"b"}');
   assert.equal(modelIn(b, 14, b.length), 'b', 'only inside the event');
 });
+
+// The typed-event APIs through their own meter (route messages or responses): the response model
+// is the one the stream names (message_start's message.model, response.created's response.model);
+// each typed fixture writes a single model, read here off the text.
+for (const file of readdirSync(FIXTURES).filter((f) => f.endsWith('.sse') && typedApiOf(f) !== null).sort()) {
+  test(`${file} through the ${typedApiOf(file)} meter: the response model the stream names`, () => {
+    const bytes = fixture(file);
+    const models = [...new Set([...bytes.toString('utf8').matchAll(/"model":"([^"]*)"/g)].map((m) => m[1]!))];
+    assert.equal(models.length, 1, `${file} names one model: ${models.join(', ')}`);
+    for (const step of [bytes.length, 7, 1]) {
+      const meter = new RequestMeter(0, false, undefined, typedApiOf(file)!);
+      meter.readsResponse = true;
+      const framer = new SseFramer(false, meter.onData, meter.onOversized);
+      for (let at = 0; at < bytes.length; at += step) framer.feed(bytes.subarray(at, Math.min(bytes.length, at + step)));
+      framer.end();
+      assert.equal(meter.failure, null, `${file}: metered whole, reads of ${step}`);
+      assert.equal(meter.responseModel, models[0], `model, reads of ${step}`);
+    }
+  });
+}

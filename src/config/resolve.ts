@@ -5,6 +5,7 @@
  * need the whole config are check.ts's, and the one write (the tenant salt) comes last, in
  * config.ts.
  */
+import { checkAddressClashes } from './clashes.js';
 import { ConfigError } from '../lib/errors.js';
 import { ENGINES, type EngineKind } from '../lib/engines.js';
 import { readBenchLimit } from '../metrics/bottleneck/capacity.js';
@@ -43,6 +44,7 @@ export function resolveSettings(cliValues: Record<string, unknown>, env: NodeJS.
   let engineMetrics = flags.engineMetrics;
   if (list.fromFile && engineMetrics === '') engineMetrics = list.upstreams[0]!.engineMetrics;
   if (engineMetrics === '' && list.upstream) engineMetrics = `${list.upstream}/metrics`;
+  checkAddressClashes(flags.listen, flags.metricsListen, list.upstreams, list.fromFile ? `--config ${configFile}: upstreams` : '--upstream');
   const bottleneckBenchLimit = readBenchLimit(flags.bottleneckBench);
   const slos = parseSloConfig(file['slos'], `--config ${configFile}: slos`);
   const buckets = resolveBuckets(file['buckets'], slos, `--config ${configFile}: buckets`);

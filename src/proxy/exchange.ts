@@ -99,6 +99,10 @@ export class Exchange implements Dispatcher.DispatchHandler {
       injected = gen.injected;
       if (gen.unreadable) this.meter.failure = 'invalid_body';
       body = gen.body;
+    } else if (this.route.readsModel && this.req.method === 'POST') {
+      body = await this.readBody();
+      if (!body) return;
+      this.model = readGenerationRequest(body, false).model;
     } else if (hasBody(this.req)) {
       const declared = Number(this.req.headers['content-length'] ?? 0);
       if (declared > this.ctx.bodyLimit) return this.reject(tooLarge(this.ctx.bodyLimit));

@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -127,6 +127,7 @@ const runtime: [string, string[], RegExp][] = [
   ['rules --config naming a file that does not exist', ['rules', '--config', join(dir, 'missing.yaml')], /--config: cannot read .*missing\.yaml/],
   ['bench compare naming a report that does not exist', ['bench', 'compare', join(dir, 'nope'), join(dir, 'nope')], /^infermeter: bench compare: cannot read .*nope: no such file or directory \(ENOENT\)$/],
   ['bench compare naming a file that is no report', ['bench', 'compare', badFile, badFile], /^infermeter: bench compare: .*bad\.yaml: not an infermeter bench report$/],
+  ['bench against a target nothing listens on', ['bench', '--target', 'http://127.0.0.1:9', '--out', join(dir, 'dead-target')], /^infermeter: bench: cannot reach --target http:\/\/127\.0\.0\.1:9: .*ECONNREFUSED/],
   ['--tls-cert naming a file that does not exist', [...UP, '--tls-cert', join(dir, 'missing.crt'), '--tls-key', join(dir, 'missing.key')], /--tls-cert: cannot read .*missing\.crt/],
 ];
 
@@ -138,3 +139,7 @@ for (const [what, args, pattern] of runtime) {
     assert.doesNotMatch(r.stderr, /invalid configuration/);
   });
 }
+
+test('bench against a dead target writes no report', () => {
+  assert.equal(existsSync(join(dir, 'dead-target')), false, 'no "infermeter bench: –" report for a target that never answered');
+});

@@ -5,7 +5,7 @@
  * won `confirm` evaluations in a row, so a regime that flips every few seconds does not flip
  * the verdict with it.
  */
-import { ADVICE_ENGINES, NONE_ADVICE, NONE_LATENCY, RULES, UNKNOWN_ADVICE, type AdviceEngine, type BottleneckKind, type Condition, type Rule } from './rules.js';
+import { ADVICE_ENGINES, FALLBACK_TARGETS, NONE_ADVICE, NONE_LATENCY, RULES, UNKNOWN_ADVICE, type AdviceEngine, type BottleneckKind, type Condition, type Rule } from './rules.js';
 import { SIGNALS, type SignalName, type Signals } from './signals.js';
 
 export interface EvidenceItem {
@@ -117,15 +117,21 @@ function adviceOf(kind: BottleneckKind, rule: Rule | null, engine: string): Advi
   return order.map((e) => ({ engine: e, text: table[e] }));
 }
 
-function summaryOf(m: Match): string {
+/** The latency targets that are infermeter's fallbacks (no SLO of that name), in words; '' when every one is an SLO. */
+function defaultTargets(s: Signals): string {
+  const fallback = [s.basis.ttftOverTarget?.startsWith('no TTFT SLO') ? `TTFT ${FALLBACK_TARGETS.ttft} s` : '', s.basis.tpotOverTarget?.startsWith('no TPOT SLO') ? `TPOT ${FALLBACK_TARGETS.tpot * 1000} ms` : ''].filter(Boolean);
+  return fallback.length ? ` (no SLO set: infermeter's default ${fallback.join(' and ')}; set slos: for your own)` : '';
+}
+
+function summaryOf(m: Match, s: Signals): string {
   if (m.rule) return m.rule.summary;
-  if (m.kind === 'none') return 'meeting its latency targets with room';
+  if (m.kind === 'none') return `meeting its latency targets with room${defaultTargets(s)}`;
   return m.missing.length > 0 ? `latency is over target and the signals that would explain it are missing: ${m.missing.join(', ')}` : 'latency is over target and no rule explains it';
 }
 
 /** The verdict of one snapshot for a given match. */
 export function verdictOf(m: Match, s: Signals, since: number): BottleneckVerdict {
-  return { kind: m.kind, since, summary: summaryOf(m), evidence: evidenceOf(m, s), advice: adviceOf(m.kind, m.rule, s.engine), missing: m.missing };
+  return { kind: m.kind, since, summary: summaryOf(m, s), evidence: evidenceOf(m, s), advice: adviceOf(m.kind, m.rule, s.engine), missing: m.missing };
 }
 
 /** Classifies one snapshot with no history (bench steps): no hysteresis. */

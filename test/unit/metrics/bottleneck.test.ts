@@ -220,3 +220,14 @@ test('--bottleneck-bench with a file that is not a bench report is refused namin
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('none says when its latency targets are infermeter\'s defaults (no SLO set), and not when they are SLOs', () => {
+  const fallback = base();
+  fallback.basis.ttftOverTarget = 'no TTFT SLO: fallback target 1 s';
+  fallback.basis.tpotOverTarget = 'no TPOT SLO: fallback target 0.1 s';
+  assert.equal(judgeOnce(fallback, 0).summary, 'meeting its latency targets with room (no SLO set: infermeter\'s default TTFT 1 s and TPOT 100 ms; set slos: for your own)');
+  const tpotOnly = base();
+  tpotOnly.basis.ttftOverTarget = 'no TTFT SLO: fallback target 1 s';
+  assert.match(judgeOnce(tpotOnly, 0).summary, /default TTFT 1 s;/);
+  assert.equal(judgeOnce(base(), 0).summary, 'meeting its latency targets with room', 'both targets are SLOs: no default named');
+});

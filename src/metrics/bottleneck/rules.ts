@@ -8,7 +8,7 @@
  */
 import type { SignalName } from './signals.js';
 
-export const BOTTLENECK_KINDS = ['none', 'queue', 'kv_cache', 'prefill', 'decode', 'gpu_throttle', 'upstream_errors', 'proxy', 'unknown'] as const;
+export const BOTTLENECK_KINDS = ['none', 'idle', 'queue', 'kv_cache', 'prefill', 'decode', 'gpu_throttle', 'upstream_errors', 'proxy', 'unknown'] as const;
 export type BottleneckKind = (typeof BOTTLENECK_KINDS)[number];
 
 export interface Condition {
@@ -49,9 +49,10 @@ export const FALLBACK_TARGETS = { ttft: 1, tpot: 0.1 } as const;
 
 export const RULES: readonly Rule[] = [
   {
-    kind: 'unknown', summary: 'too few requests in the window to judge',
+    // A model whose traffic stopped and one that never had any read alike (judge.ts switches to it at once).
+    kind: 'idle', summary: 'idle: too few requests finished in the window to judge',
     when: [[c('requests', '<=', MIN_REQUESTS - 1, MIN_REQUESTS - 1)]], evidence: [],
-    advice: { vllm: 'send traffic, or widen --bottleneck-window', sglang: 'send traffic, or widen --bottleneck-window', llamacpp: 'send traffic, or widen --bottleneck-window' },
+    advice: { vllm: 'nothing to judge: send traffic, or widen --bottleneck-window', sglang: 'nothing to judge: send traffic, or widen --bottleneck-window', llamacpp: 'nothing to judge: send traffic, or widen --bottleneck-window' },
   },
   {
     kind: 'proxy', summary: 'infermeter\'s own proxy event loop lags: the proxy, not the engine, adds the latency',

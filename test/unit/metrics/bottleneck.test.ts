@@ -47,7 +47,7 @@ const REGIMES: { kind: (typeof BOTTLENECK_KINDS)[number]; values: Partial<Record
   { kind: 'gpu_throttle', values: { gpuPowerViolation: 0.4, tpotOverTarget: 1.5, latencyOverTarget: 1.5 }, cites: ['gpuPowerViolation', 'latencyOverTarget'] },
   { kind: 'upstream_errors', values: { failureRatio: 0.5 }, cites: ['failureRatio', 'requests'] },
   { kind: 'proxy', values: { proxyLoopDelayP99: 0.2, proxyLagShare: 3.3 }, cites: ['proxyLoopDelayP99', 'proxyLagShare', 'ttftP50'] },
-  { kind: 'unknown', values: { requests: 1 }, cites: ['requests'] },
+  { kind: 'idle', values: { requests: 1 }, cites: ['requests'] },
 ];
 
 for (const r of REGIMES) {
@@ -66,9 +66,10 @@ for (const r of REGIMES) {
   });
 }
 
-test('every rule cites signals from the table, every kind but none has a row, thresholds hysteresis runs the right way', () => {
-  const kinds = new Set(RULES.map((r) => r.kind));
-  for (const k of BOTTLENECK_KINDS) if (k !== 'none') assert.ok(kinds.has(k), k);
+test('every rule cites signals from the table, every kind but none and unknown (what no row explains) has a row, thresholds hysteresis runs the right way', () => {
+  const kinds = new Set<string>(RULES.map((r) => r.kind));
+  for (const k of BOTTLENECK_KINDS) if (k !== 'none' && k !== 'unknown') assert.ok(kinds.has(k), k);
+  assert.ok(!kinds.has('unknown'), 'unknown is the fallback of judge.ts, not a row');
   for (const r of RULES) {
     for (const alt of r.when) for (const c of alt) {
       assert.ok((SIGNAL_NAMES as readonly string[]).includes(c.signal), c.signal);
@@ -230,4 +231,18 @@ test('none says when its latency targets are infermeter\'s defaults (no SLO set)
   tpotOnly.basis.ttftOverTarget = 'no TTFT SLO: fallback target 1 s';
   assert.match(judgeOnce(tpotOnly, 0).summary, /default TTFT 1 s;/);
   assert.equal(judgeOnce(base(), 0).summary, 'meeting its latency targets with room', 'both targets are SLOs: no default named');
+});
+
+test('traffic that stops: idle at the first evaluation with too few requests, as a model that never had any', () => {
+  const judge = new BottleneckJudge({ confirm: 2 });
+  assert.equal(judge.update(base(), 1).kind, 'none');
+  assert.equal(judge.update(base(), 2).kind, 'none');
+  const stopped = judge.update(withValues({ requests: 0, requestsPerSecond: 0, ttftP99: null, tpotP50: null, latencyOverTarget: null, ttftOverTarget: null, tpotOverTarget: null }), 3);
+  assert.equal(stopped.kind, 'idle', 'no confirmation needed: an empty window is a count, not a noisy reading');
+  assert.equal(stopped.since, 3);
+  const never = new BottleneckJudge({ confirm: 2 }).update(withValues({ requests: 0, requestsPerSecond: 0 }), 3);
+  assert.deepEqual([never.kind, never.summary], [stopped.kind, stopped.summary]);
+  // Traffic again: the usual confirmation applies to leaving idle.
+  assert.equal(judge.update(base(), 4).kind, 'idle');
+  assert.equal(judge.update(base(), 5).kind, 'none');
 });

@@ -116,7 +116,7 @@ function fmtEvidence(e) {
   return e.signal + ' ' + v + ' (' + e.window + ')';
 }
 /** @type {Record<Verdict['kind'], string>} */
-var KIND_CLASS = { none: 'good', unknown: '', queue: 'warn', kv_cache: 'warn', prefill: 'warn', decode: 'warn', gpu_throttle: 'bad', upstream_errors: 'bad', proxy: 'bad' };
+var KIND_CLASS = { none: 'good', idle: '', unknown: '', queue: 'warn', kv_cache: 'warn', prefill: 'warn', decode: 'warn', gpu_throttle: 'bad', upstream_errors: 'bad', proxy: 'bad' };
 /** @param {HTMLElement} tr @param {Verdict | null} b */
 function bottleneckCell(tr, b) {
   if (!b) return cell(tr, DASH, 'bottleneck', null, 'verdict');

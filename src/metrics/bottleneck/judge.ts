@@ -158,8 +158,9 @@ export class BottleneckJudge {
 
   update(s: Signals, now: number): BottleneckVerdict {
     const m = classify(s, this.current);
-    // Idle is a count, not a noisy reading: no confirmation, so a model whose traffic stopped says it as soon as one that never had any.
-    if (m.kind === 'idle' && this.current !== 'idle') this.current = null;
+    // No request finished in the whole window is a fact, not a noisy reading: idle at once, so a model whose traffic
+    // stopped says it as soon as one that never had any. One or two (sparse traffic) still need confirming.
+    if (m.kind === 'idle' && s.values.requests === 0 && this.current !== 'idle') this.current = null;
     if (this.current === null || m.kind === this.current) {
       if (this.current === null) this.since = now;
       this.current = m.kind;

@@ -233,7 +233,7 @@ test('none says when its latency targets are infermeter\'s defaults (no SLO set)
   assert.equal(judgeOnce(base(), 0).summary, 'meeting its latency targets with room', 'both targets are SLOs: no default named');
 });
 
-test('traffic that stops: idle at the first evaluation with too few requests, as a model that never had any', () => {
+test('traffic that stops: idle at the first evaluation with no request in the window, as a model that never had any', () => {
   const judge = new BottleneckJudge({ confirm: 2 });
   assert.equal(judge.update(base(), 1).kind, 'none');
   assert.equal(judge.update(base(), 2).kind, 'none');
@@ -242,6 +242,11 @@ test('traffic that stops: idle at the first evaluation with too few requests, as
   assert.equal(stopped.since, 3);
   const never = new BottleneckJudge({ confirm: 2 }).update(withValues({ requests: 0, requestsPerSecond: 0 }), 3);
   assert.deepEqual([never.kind, never.summary], [stopped.kind, stopped.summary]);
+  // Sparse traffic (one or two requests in the window) is confirmed as usual: one stream's gaps do not flap the verdict.
+  const sparse = new BottleneckJudge({ confirm: 2 });
+  sparse.update(base(), 1);
+  assert.equal(sparse.update(withValues({ requests: 2 }), 2).kind, 'none');
+  assert.equal(sparse.update(withValues({ requests: 2 }), 3).kind, 'idle');
   // Traffic again: the usual confirmation applies to leaving idle.
   assert.equal(judge.update(base(), 4).kind, 'idle');
   assert.equal(judge.update(base(), 5).kind, 'none');

@@ -65,7 +65,7 @@ export function stepSignals(st: StepReport, r: BenchReport): Signals {
 /** Judges every step (in place) and returns the verdicts. */
 export function analyzeSteps(r: BenchReport): BottleneckVerdict[] {
   const at = Date.parse(String(r.environment['date'])) || 0;
-  return r.steps.map((st) => (st.analysis = judgeOnce(stepSignals(st, r), at)));
+  return r.steps.map((st) => (st.analysis = judgeOnce(stepSignals(st, r), at, 'bench')));
 }
 
 function fmt(e: EvidenceItem): string {

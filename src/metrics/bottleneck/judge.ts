@@ -5,7 +5,7 @@
  * won `confirm` evaluations in a row, so a regime that flips every few seconds does not flip
  * the verdict with it.
  */
-import { ADVICE_ENGINES, FALLBACK_TARGETS, NONE_ADVICE, NONE_LATENCY, RULES, UNKNOWN_ADVICE, type AdviceEngine, type BottleneckKind, type Condition, type Rule } from './rules.js';
+import { ADVICE_ENGINES, FALLBACK_TARGETS, NONE_ADVICE, NONE_LATENCY, RULES, ENGINE_METRICS_ADVICE, ENGINE_SIGNALS, GPU_ADVICE, type AdviceEngine, type BottleneckKind, type Condition, type Rule } from './rules.js';
 import { SIGNALS, type SignalName, type Signals } from './signals.js';
 
 export interface EvidenceItem {
@@ -111,10 +111,22 @@ function evidenceOf(m: Match, s: Signals): EvidenceItem[] {
   return out;
 }
 
-function adviceOf(kind: BottleneckKind, rule: Rule | null, engine: string): AdviceItem[] {
-  const table = rule ? rule.advice : kind === 'none' ? NONE_ADVICE : UNKNOWN_ADVICE;
+/** Who reads the advice: the daemon (its flags) or bench (its own, fewer). */
+export type AdviceReader = keyof typeof GPU_ADVICE;
+
+/** `unknown`: only the signals that are missing, with the flags of whoever reads it. */
+function unknownAdvice(missing: readonly SignalName[], e: AdviceEngine, reader: AdviceReader): string {
+  const asks = [
+    missing.some((s) => (ENGINE_SIGNALS as readonly string[]).includes(s)) ? ENGINE_METRICS_ADVICE[e] : '',
+    missing.some((s) => s.startsWith('gpu')) ? GPU_ADVICE[reader] : '',
+  ].filter(Boolean);
+  return asks.length ? `give infermeter the missing signals: ${asks.join(' and ')}` : 'no rule explains the latency: read the evidence against the rules in docs/bottleneck.md';
+}
+
+function adviceOf(m: Match, engine: string, reader: AdviceReader): AdviceItem[] {
   const order = [...ADVICE_ENGINES].sort((a, b) => Number(b === engine) - Number(a === engine));
-  return order.map((e) => ({ engine: e, text: table[e] }));
+  const text = (e: AdviceEngine) => (m.rule ? m.rule.advice[e] : m.kind === 'none' ? NONE_ADVICE[e] : unknownAdvice(m.missing, e, reader));
+  return order.map((e) => ({ engine: e, text: text(e) }));
 }
 
 /** The latency targets that are infermeter's fallbacks (no SLO of that name), in words; '' when every one is an SLO. */
@@ -130,13 +142,13 @@ function summaryOf(m: Match, s: Signals): string {
 }
 
 /** The verdict of one snapshot for a given match. */
-export function verdictOf(m: Match, s: Signals, since: number): BottleneckVerdict {
-  return { kind: m.kind, since, summary: summaryOf(m, s), evidence: evidenceOf(m, s), advice: adviceOf(m.kind, m.rule, s.engine), missing: m.missing };
+export function verdictOf(m: Match, s: Signals, since: number, reader: AdviceReader = 'live'): BottleneckVerdict {
+  return { kind: m.kind, since, summary: summaryOf(m, s), evidence: evidenceOf(m, s), advice: adviceOf(m, s.engine, reader), missing: m.missing };
 }
 
 /** Classifies one snapshot with no history (bench steps): no hysteresis. */
-export function judgeOnce(s: Signals, at: number): BottleneckVerdict {
-  return verdictOf(classify(s, null), s, at);
+export function judgeOnce(s: Signals, at: number, reader: AdviceReader = 'live'): BottleneckVerdict {
+  return verdictOf(classify(s, null), s, at, reader);
 }
 
 export interface JudgeOptions {

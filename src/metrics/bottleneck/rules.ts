@@ -135,11 +135,16 @@ export const RULES: readonly Rule[] = [
 export const NONE_ADVICE: Record<AdviceEngine, string> = {
   vllm: 'nothing to change: meeting its targets with room', sglang: 'nothing to change: meeting its targets with room', llamacpp: 'nothing to change: meeting its targets with room',
 };
-export const UNKNOWN_ADVICE: Record<AdviceEngine, string> = {
-  vllm: 'give infermeter the missing signals: the engine collector (--engine-metrics, the server\'s /metrics) and the GPU collector (nvidia-smi, or --gpu-source dcgm-exporter)',
-  sglang: 'start SGLang with --enable-metrics and point --engine-metrics at it; GPU collector: nvidia-smi or --gpu-source dcgm-exporter',
-  llamacpp: 'start llama-server with --metrics and point --engine-metrics at it; GPU collector: nvidia-smi or --gpu-source dcgm-exporter',
+/** `unknown` asks for the engine's series when one of these is missing (judge.ts names only what is missing). */
+export const ENGINE_SIGNALS = ['engineWaiting', 'engineRunning', 'kvCacheUsage', 'kvCacheUsageMax', 'preemptionsPerSecond', 'queueTimeMean', 'queueShare', 'prefillShare'] as const;
+/** How each engine exports what ENGINE_SIGNALS read. */
+export const ENGINE_METRICS_ADVICE: Record<AdviceEngine, string> = {
+  vllm: 'the engine\'s series (--engine-metrics, the server\'s /metrics)',
+  sglang: 'the engine\'s series (start SGLang with --enable-metrics and point --engine-metrics at it)',
+  llamacpp: 'the engine\'s series (start llama-server with --metrics and point --engine-metrics at it)',
 };
+/** Where GPU readings come from: the daemon's collector, or bench's own sampler. */
+export const GPU_ADVICE = { live: 'the GPU readings (nvidia-smi on PATH or --nvidia-smi, or --gpu-source dcgm-exporter)', bench: 'the GPU readings (run bench on the GPU machine, nvidia-smi on PATH or --nvidia-smi)' } as const;
 
 /** `none` needs latency within target: latencyOverTarget below this (exit: this + 0.1). */
 export const NONE_LATENCY = { enter: 1, exit: 1.1 } as const;

@@ -251,3 +251,23 @@ test('traffic that stops: idle at the first evaluation with no request in the wi
   assert.equal(judge.update(base(), 4).kind, 'idle');
   assert.equal(judge.update(base(), 5).kind, 'none');
 });
+
+test('unknown asks only for the signals that are missing, with the flags of whoever reads it (bench has no --gpu-source)', () => {
+  const slow = { ttftOverTarget: 3, latencyOverTarget: 3, prefillShare: 0.1 };
+  const noGpu = withValues({ ...slow, gpuUtilization: null, gpuPowerViolation: null, gpuThermalViolation: null, gpuSmClockRatio: null, gpuDramActive: null });
+  const live = judgeOnce(noGpu, 0);
+  assert.equal(live.kind, 'unknown');
+  assert.equal(live.advice[0]!.text, 'give infermeter the missing signals: the GPU readings (nvidia-smi on PATH or --nvidia-smi, or --gpu-source dcgm-exporter)');
+  const bench = judgeOnce(noGpu, 0, 'bench');
+  for (const a of bench.advice) {
+    assert.doesNotMatch(a.text, /--gpu-source|engine/, 'the engine series are there: not asked for; bench has no --gpu-source');
+    assert.match(a.text, /GPU readings \(run bench on the GPU machine/);
+  }
+  const noEngine = judgeOnce(withValues({ ...slow, prefillShare: null, engineWaiting: null, engineRunning: null, kvCacheUsage: null, kvCacheUsageMax: null, preemptionsPerSecond: null, queueTimeMean: null, queueShare: null }), 0, 'bench');
+  assert.equal(noEngine.kind, 'unknown');
+  assert.deepEqual(noEngine.advice.map((a) => a.text), [
+    'give infermeter the missing signals: the engine\'s series (--engine-metrics, the server\'s /metrics)',
+    'give infermeter the missing signals: the engine\'s series (start SGLang with --enable-metrics and point --engine-metrics at it)',
+    'give infermeter the missing signals: the engine\'s series (start llama-server with --metrics and point --engine-metrics at it)',
+  ]);
+});

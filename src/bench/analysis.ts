@@ -75,6 +75,17 @@ function fmt(e: EvidenceItem): string {
   return `${e.signal} ${n}${e.threshold ? ` (rule: ${e.threshold})` : ''}${e.basis ? ` [${e.basis}]` : ''}`;
 }
 
+/** A rate step that sent less than this share of its offered rate under-delivered. */
+const DELIVERED = 0.9;
+
+/** A rate step's note when it sent less than it offered: its figures then describe a lighter load. */
+function underDelivered(st: StepReport): string {
+  if (st.mode !== 'rate' || st.durationSeconds <= 0) return '';
+  const sent = st.summary.requests / st.durationSeconds;
+  if (sent >= DELIVERED * st.load) return '';
+  return ` The step under-delivered: it sent ${st.summary.requests} requests in ${st.durationSeconds} s (${sent.toFixed(2)} req/s) of the ${st.load} req/s offered, so its figures describe a lighter load than its label.`;
+}
+
 /** Did the step miss its SLOs (or, without SLOs, its latency fallback targets)? */
 function broke(st: StepReport): boolean {
   const worst = worstAttainment(st);
@@ -101,7 +112,7 @@ export function renderAnalysis(r: BenchReport): string[] {
     } else {
       line += ` Change: ${a.advice[0]!.text} (${a.advice[0]!.engine}).`;
     }
-    out.push(line);
+    out.push(line + underDelivered(st));
   }
   out.push('', 'Verdicts follow the rules of docs/bottleneck.md, the same table that judges `infermeter_bottleneck` live; advice for the other engines is in bench.json (`steps[].analysis.advice`).', '');
   return out;

@@ -12,6 +12,8 @@
  * - The knee: the offered rate is stepped (streams × 200 chunks/s at 5 ms); a path's knee
  *   is the highest offered chunks/s at which its added TTFT p50 stays under 2 ms.
  * - The client runs on BENCH_CLIENT_THREADS threads (bench/client-pool.ts; default 1).
+ * - BENCH_CAPACITY_CHUNKS (default 40) sets the chunks per stream; the JSON rows carry CPU per
+ *   request beside CPU per chunk.
  */
 import { cpuSeconds, percentile, sorted, treeCpuSeconds, type StreamSample } from './lib.js';
 import { clientPool } from './client-pool.js';
@@ -27,7 +29,8 @@ const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 3);
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
 /** A daemon runs warm (optimized code, grown heap, open connections): every path gets the same warm-up per load. */
 const WARM_MS = Number(process.env['BENCH_WARMUP_SECONDS'] ?? 3) * 1000;
-const CHUNKS = 40;
+/** Chunks per stream (BENCH_CAPACITY_CHUNKS): few chunks make the cost per request the larger share. */
+const CHUNKS = Number(process.env['BENCH_CAPACITY_CHUNKS'] ?? 40);
 const KNEE_P50_MS = 2;
 const loads = (v: string) => v.split(',').filter((l) => l !== '').map((l) => l.split('x').map(Number) as [number, number]);
 const LOADS = loads(process.env['BENCH_CAPACITY_LOADS'] ?? '64x5,64x2,256x5,256x2');
@@ -59,7 +62,7 @@ async function cell(path: CapacityPath, streams: number, gapMs: number, ms: numb
   return { samples, seconds, rootCpuSeconds, cpuSeconds: path.pids.reduce((a, p) => a + treeCpuSeconds(p), 0) - cpu0 };
 }
 
-interface Summary { ttftP50: number; ttftP99: number; chunkP99: number; chunks: number; chunksPerSecond: number; cpuUsPerChunk: number; rootCpuUsPerChunk: number; errors: number }
+interface Summary { ttftP50: number; ttftP99: number; chunkP99: number; chunks: number; requests: number; chunksPerSecond: number; cpuUsPerChunk: number; cpuUsPerRequest: number; rootCpuUsPerChunk: number; errors: number }
 
 function summarize(cells: Cell[]): Summary {
   const all = cells.flatMap((c) => c.samples);
@@ -69,7 +72,7 @@ function summarize(cells: Cell[]): Summary {
   const seconds = cells.reduce((a, c) => a + c.seconds, 0);
   const cpu = cells.reduce((a, c) => a + c.cpuSeconds, 0);
   const root = cells.reduce((a, c) => a + c.rootCpuSeconds, 0);
-  return { rootCpuUsPerChunk: chunks > 0 ? (root / chunks) * 1e6 : NaN, ttftP50: percentile(ttft, 50), ttftP99: percentile(ttft, 99), chunkP99: percentile(oneWay, 99), chunks, chunksPerSecond: chunks / seconds, cpuUsPerChunk: chunks > 0 ? (cpu / chunks) * 1e6 : NaN, errors: all.filter((s) => !s.ok).length };
+  return { rootCpuUsPerChunk: chunks > 0 ? (root / chunks) * 1e6 : NaN, ttftP50: percentile(ttft, 50), ttftP99: percentile(ttft, 99), chunkP99: percentile(oneWay, 99), chunks, requests: all.length, chunksPerSecond: chunks / seconds, cpuUsPerChunk: chunks > 0 ? (cpu / chunks) * 1e6 : NaN, cpuUsPerRequest: all.length > 0 ? (cpu / all.length) * 1e6 : NaN, errors: all.filter((s) => !s.ok).length };
 }
 
 const f = (x: number, w: number, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a').padStart(w);
@@ -94,7 +97,7 @@ export async function runCapacity(paths: CapacityPath[], reference: { bare: stri
       const s = sums.get(p.name)!;
       const d = p === direct;
       const rounds = per.get(p.name)!.map((c, i) => summarize([c]).ttftP50 - baseRounds[i]!);
-      const row = { section: 'capacity', streams, gapMs, offeredChunksPerSecond: (streams * 1000) / gapMs, path: p.name, ...s, addedTtftP50: s.ttftP50 - base.ttftP50, addedTtftP99: s.ttftP99 - base.ttftP99, addedChunkP99: s.chunkP99 - base.chunkP99, roundsAddedTtftP50: rounds };
+      const row = { section: 'capacity', streams, gapMs, offeredChunksPerSecond: (streams * 1000) / gapMs, path: p.name, ...s, addedTtftP50: s.ttftP50 - base.ttftP50, addedTtftP99: s.ttftP99 - base.ttftP99, addedChunkP99: s.chunkP99 - base.chunkP99, roundsAddedTtftP50: rounds, roundsCpuUsPerChunk: per.get(p.name)!.map((c) => summarize([c]).cpuUsPerChunk) };
       rows.push(row);
       const load = `${streams} × ${gapMs} ms`.padEnd(13);
       const cpu = d ? '           -' : f(s.cpuUsPerChunk, 12, 1);

@@ -27,6 +27,11 @@
  * on PATH); BENCH_RESULTS names the JSON file (default bench-results/proxy.json).
  * BENCH_CLIENT_THREADS (bench/client-pool.ts) and BENCH_UPSTREAM_PROCS (bench/upstream.ts)
  * spread the capacity section's client and the upstream over that many cores.
+ *
+ * BENCH_COMPARE=label=dir[,label=dir] adds to the capacity section one `--workers 1` infermeter
+ * per entry, run from another checkout's build (`dir/dist/src/cli.js`), in the same interleaved
+ * rounds: a change measured against the code before it, with the shared machine's noise on both
+ * alike. Name a label in BENCH_CAPACITY_API_PATHS to run it through the API loads too.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -62,10 +67,10 @@ const RESULTS = resolve(ROOT, process.env['BENCH_RESULTS'] ?? 'bench-results/pro
 const upstream = await startProcess(node, [`${ROOT}dist/bench/upstream.js`], /^(\d+)\n/m, { BENCH_MODELS: String(MODELS) }, UPSTREAM_CPUS);
 const upstreamPort = Number(upstream.match[1]);
 const direct = `http://127.0.0.1:${upstreamPort}`;
-const startInfermeter = (workers: number, env: NodeJS.ProcessEnv = {}) =>
+const startInfermeter = (workers: number, env: NodeJS.ProcessEnv = {}, root = ROOT) =>
   startProcess(
     node,
-    [`${ROOT}dist/src/cli.js`, '--upstream', direct, '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0', '--no-collector.gpu', '--no-collector.engine', '--no-collector.host', '--log-level', 'info', '--workers', String(workers)],
+    [resolve(root, 'dist/src/cli.js'), '--upstream', direct, '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0', '--no-collector.gpu', '--no-collector.engine', '--no-collector.host', '--log-level', 'info', '--workers', String(workers)],
     /"proxy":"127\.0\.0\.1:(\d+)","metrics":"127\.0\.0\.1:(\d+)"/,
     env,
     PROXY_CPUS,
@@ -91,6 +96,12 @@ const throughTraced = imTraced ? `http://127.0.0.1:${imTraced.match[1]}` : '';
 // One infermeter per worker count; --workers 1 always (the other sections use it), --workers 2 for memory.
 const byWorkers = new Map<number, Awaited<ReturnType<typeof startInfermeter>>>();
 for (const w of new Set([1, ...WORKERS, ...(SECTIONS.has('memory') ? [2] : [])])) byWorkers.set(w, await startInfermeter(w));
+const COMPARE = (process.env['BENCH_COMPARE'] ?? '').split(',').filter((s) => s.trim() !== '').map((s) => {
+  const at = s.indexOf('=');
+  if (at <= 0) throw new Error(`BENCH_COMPARE: expected label=dir pairs, got "${s}"`);
+  return { name: s.slice(0, at).trim(), root: s.slice(at + 1).trim() };
+});
+const compared = SECTIONS.has('capacity') ? await Promise.all(COMPARE.map(async (c) => ({ ...c, proc: await startInfermeter(1, {}, c.root) }))) : [];
 const urlOf = (p: { match: RegExpExecArray }) => `http://127.0.0.1:${p.match[1]}`;
 const im = byWorkers.get(1)!;
 const through = urlOf(im);
@@ -144,7 +155,7 @@ await closedLoop(direct, 8, 500, body);
 if (nginx) await closedLoop(plain, 8, 500, body);
 await closedLoop(nodeFloor, 8, 500, body);
 const warmAgent = new Agent({ connections: 16 });
-for (const url of [...[...byWorkers.values()].map(urlOf), ...(imTraced ? [throughTraced] : [])]) for (let i = 0; i < MODELS * 2; i++) await streamOnce(warmAgent, url, body(i, { firstMs: 1, chunks: 3, gapMs: 1 }), false);
+for (const url of [...[...byWorkers.values(), ...compared.map((c) => c.proc)].map(urlOf), ...(imTraced ? [throughTraced] : [])]) for (let i = 0; i < MODELS * 2; i++) await streamOnce(warmAgent, url, body(i, { firstMs: 1, chunks: 3, gapMs: 1 }), false);
 await warmAgent.close();
 await new Promise((r) => setTimeout(r, 2000)); // model list fetched; records flushed
 const series = (await (await request(metricsUrl)).body.text()).split('\n').filter((l) => l.startsWith('gen_ai_server_time_to_first_token_seconds_bucket')).length;
@@ -161,6 +172,7 @@ if (SECTIONS.has('capacity')) {
     ...(nginx ? [{ name: 'nginx', url: plain, pids: [nginx.pid] }] : []),
     { name: 'node http+undici', url: nodeFloor, pids: [bare.child.pid!] },
     ...WORKERS.map((w) => ({ name: `infermeter --workers ${w}`, url: urlOf(byWorkers.get(w)!), pids: [byWorkers.get(w)!.child.pid!] })),
+    ...compared.map((c) => ({ name: c.name, url: urlOf(c.proc), pids: [c.proc.child.pid!] })),
     ...(imTraced ? [{ name: 'infermeter --workers 1, tracing', url: throughTraced, pids: [imTraced.child.pid!] }] : []),
   ];
   // Written after each load and knee step too, marked partial: a run cut short keeps what it measured.
@@ -315,6 +327,7 @@ writeResults(rows, false);
 console.log(`\nraw figures: ${RESULTS}`);
 for (const p of byWorkers.values()) p.child.kill('SIGTERM');
 imTraced?.child.kill('SIGTERM');
+for (const c of compared) c.proc.child.kill('SIGTERM');
 sink?.close();
 upstream.child.kill('SIGTERM');
 bare.child.kill('SIGTERM');

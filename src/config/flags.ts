@@ -83,6 +83,7 @@ const ROWS: { readonly [K in FlagKey]: Row<K> } = {
   bottleneckInterval: { flag: '--bottleneck-interval <duration>', help: 'how often the bottleneck verdict (infermeter_bottleneck, the status page) is re-judged', default: '5s', parse: (v) => parseBoundedDuration(v, 0.1, 300) },
   bottleneckBench: { flag: '--bottleneck-bench <file>', help: 'a bench.json from `infermeter bench` against this server: the bottleneck verdict none then says how much of the load where that bench saw the SLO break is in use', default: '', parse: (v) => v },
   bottleneckWindow: { flag: '--bottleneck-window <duration>', help: 'the window the bottleneck verdict\'s signals cover (requests, engine and GPU readings)', default: '30s', parse: (v) => parseBoundedDuration(v, 1, 3600) },
+  headroomWindow: { flag: '--headroom-window <duration>', help: 'the finished requests each headroom estimate (infermeter_capacity_requests_per_second, infermeter_load_ratio) is fitted on', default: '5m', parse: (v) => parseBoundedDuration(v, 10, 3600) },
   ui: { flag: '--ui <bool>', help: 'serve the live status page at / and /ui, and its JSON at /api/v1/status, on the metrics listener (read-only)', default: 'true', parse: parseBool },
 };
 

@@ -6,7 +6,7 @@
  * so the meter and the record stay one for all four APIs. Pure; the byte scan
  * (event-scan-typed.ts) must say exactly what `typedEventFacts(row, JSON.parse(...))` says.
  */
-import type { EventFacts } from './events.js';
+import { emptyFacts, type EventFacts } from './events.js';
 
 /** Where one token event's text lies: `delta` (a string), or `delta.<field>` when the delta is an object of a sub-type. */
 export interface TokenSpec {
@@ -86,10 +86,6 @@ type Obj = Record<string, unknown>;
 
 function isObj(v: unknown): v is Obj {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-export function emptyFacts(): EventFacts {
-  return { token: false, visible: false, promptTokens: -1, completionTokens: -1, cachedTokens: -1, reasoningTokens: -1, error: false, usageOnly: false };
 }
 
 function at(doc: unknown, path: readonly string[]): unknown {

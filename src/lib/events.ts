@@ -20,6 +20,23 @@ export interface EventFacts {
   usageOnly: boolean;
 }
 
+/** Facts that say nothing: the start of every reading, full parse or byte scan. */
+export function emptyFacts(): EventFacts {
+  return { token: false, visible: false, promptTokens: -1, completionTokens: -1, cachedTokens: -1, reasoningTokens: -1, error: false, usageOnly: false };
+}
+
+/** Makes `f` say nothing again, in place (the byte scanners reuse one facts object). */
+export function resetFacts(f: EventFacts): void {
+  f.token = false;
+  f.visible = false;
+  f.promptTokens = -1;
+  f.completionTokens = -1;
+  f.cachedTokens = -1;
+  f.reasoningTokens = -1;
+  f.error = false;
+  f.usageOnly = false;
+}
+
 type Obj = Record<string, unknown>;
 
 function nonEmpty(v: unknown): boolean {
@@ -36,7 +53,7 @@ function detail(details: unknown, key: string): number {
 }
 
 export function eventFacts(doc: unknown): EventFacts {
-  const facts: EventFacts = { token: false, visible: false, promptTokens: -1, completionTokens: -1, cachedTokens: -1, reasoningTokens: -1, error: false, usageOnly: false };
+  const facts = emptyFacts();
   if (doc === null || typeof doc !== 'object') return facts;
   const o = doc as Obj;
   if (o['error'] !== undefined && o['error'] !== null) facts.error = true;

@@ -83,9 +83,17 @@ export const BOTTLENECK_METRICS = [
     help: 'What limits the model now, one-hot: 1 for the current kind (none, idle, queue, kv_cache, prefill, decode, gpu_throttle, upstream_errors, proxy, unknown), 0 for the others; re-judged every --bottleneck-interval over --bottleneck-window.' },
 ] as const satisfies readonly MetricDef[];
 
+/** Headroom (src/metrics/headroom/, docs/headroom.md): two series per model label, absent while the estimate is unknown. */
+export const HEADROOM_METRICS = [
+  { name: 'infermeter_capacity_requests_per_second', type: 'gauge', unit: '{request}/s', labels: ['gen_ai_request_model'], source: 'slo',
+    help: 'Estimated request rate at which the first of the model\'s P99 SLOs (TTFT, TPOT, E2E) would break at the current mix; re-estimated every --bottleneck-interval over --headroom-window; absent while unknown.' },
+  { name: 'infermeter_load_ratio', type: 'gauge', unit: '1', labels: ['gen_ai_request_model'], source: 'slo',
+    help: 'The model\'s current request rate over infermeter_capacity_requests_per_second: 1 is where its first P99 SLO breaks; absent while the capacity is unknown.' },
+] as const satisfies readonly MetricDef[];
+
 /** Every metric, request and collector families alike. */
 export function catalog(): readonly MetricDef[] {
-  return [...REQUEST_METRICS, ...BREAKDOWN_METRICS, ...BOTTLENECK_METRICS, ...COLLECTOR_HEALTH_METRICS, ...CONFIG_RELOAD_METRICS, ...GPU_METRICS, ...ENGINE_METRICS, ...HOST_METRICS];
+  return [...REQUEST_METRICS, ...BREAKDOWN_METRICS, ...BOTTLENECK_METRICS, ...HEADROOM_METRICS, ...COLLECTOR_HEALTH_METRICS, ...CONFIG_RELOAD_METRICS, ...GPU_METRICS, ...ENGINE_METRICS, ...HOST_METRICS];
 }
 
 export function metricDef(name: string): MetricDef {

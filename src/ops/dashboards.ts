@@ -10,6 +10,7 @@ import { M } from '../slo/names.js';
 import { errorBudget } from '../slo/config.js';
 import { classicMean, classicQuantile, latencyMean, latencyQuantile } from '../slo/quantile.js';
 import { breakdownRow } from './dashboards-breakdown.js';
+import { headroomRow } from './dashboards-headroom.js';
 
 const RI = '$__rate_interval';
 const INSTANCE = 'instance=~"$instance"';
@@ -158,6 +159,7 @@ function overview(slos: SloConfig): DashboardSpec {
             { expr: sumRate(M.judged, 'gen_ai_request_model', REQ), legend: 'judged {{gen_ai_request_model}}' },
           ] },
       ] },
+      headroomRow(REQ),
       breakdownRow(REQ),
       { title: 'Why is P99 slow? (one time axis)', panels: whyIsP99Slow() },
     ],

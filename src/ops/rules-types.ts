@@ -21,6 +21,8 @@ export interface RulesOptions {
   testWindows: boolean;
   /** The scrape job name infermeter's metrics listener is scraped under (for `up`). */
   job: string;
+  /** InfermeterLoadNearCapacity fires when infermeter_load_ratio stays above this (rules-headroom.ts). */
+  loadRatioAlert: number;
 }
 
-export const DEFAULT_RULES_OPTIONS: RulesOptions = { testWindows: false, job: 'infermeter' };
+export const DEFAULT_RULES_OPTIONS: RulesOptions = { testWindows: false, job: 'infermeter', loadRatioAlert: 0.8 };

@@ -7,6 +7,7 @@
 import { Document } from 'yaml';
 import type { SloConfig } from '../slo/config.js';
 import { opsAlerts } from './rules-ops.js';
+import { headroomAlerts } from './rules-headroom.js';
 import { burnRateAlerts, errorRatioRules, p99Alerts, quantileRules } from './rules-slo.js';
 import { DEFAULT_RULES_OPTIONS, type RuleGroup, type RulesOptions } from './rules-types.js';
 import { standardScale, testScale } from '../slo/windows.js';
@@ -28,6 +29,7 @@ export function generateRules(slos: SloConfig, options: Partial<RulesOptions> = 
     { name: 'infermeter-latency', ...interval, rules: [...quantileRules(slos, scale), ...p99Alerts(slos, scale)] },
     { name: 'infermeter-slo', ...interval, rules: [...errorRatioRules(scale), ...burnRateAlerts(slos, scale)] },
     { name: 'infermeter-ops', ...interval, rules: opsAlerts(opts, scale) },
+    { name: 'infermeter-headroom', ...interval, rules: headroomAlerts(opts, scale) },
   ];
   return groups.filter((g) => g.rules.length > 0);
 }

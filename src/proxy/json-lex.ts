@@ -1,8 +1,11 @@
 /**
- * The strict JSON tokenizer under the event scanner (event-scan.ts): where a scan is (S), and
- * the pieces that skip or read one JSON value from bytes, validating it exactly as JSON.parse
- * would accept it. The scanner walks the paths metering reads; everything else passes here.
- * State lives in one object shared by both files, so a scan allocates nothing.
+ * The strict JSON lexer under both event scanners (event-scan.ts for chat-shaped events,
+ * event-scan-typed.ts for typed ones): where a scan is, and the pieces that read or skip one
+ * JSON value from bytes, validating it exactly as JSON.parse would accept it. The scanners walk
+ * the paths metering reads; everything else passes here.
+ *
+ * The position lives in the fields of a JsonLexer, which each scanner owns and reuses, so a
+ * scan allocates nothing and no state is shared between files.
  */
 
 export const QUOTE = 0x22;
@@ -26,127 +29,232 @@ export const enum V {
   Other,
 }
 
-/** Where a scan is: the buffer, the position, the end, and the value of the last plainInt(). */
-export const S: { b: Buffer; p: number; e: number; lastInt: number } = { b: Buffer.alloc(0), p: 0, e: 0, lastInt: -1 };
-
-export function ws(): void {
-  const buf = S.b;
-  const end = S.e;
-  let q = S.p;
-  while (q < end) {
-    const c = buf[q]!;
-    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) q++;
-    else break;
-  }
-  S.p = q;
-}
-
-/** Byte compare in JS: a native Buffer.compare call costs more than these few bytes. */
+/** What follows an object member or array item. */
 export const MORE = 0;
 export const CLOSED = 1;
 export const BROKEN = 2;
 
-/** After an object member or array item: a comma (another follows, `p` at it) or the closing bracket. */
-export function afterItem(close: number): typeof MORE | typeof CLOSED | typeof BROKEN {
-  ws();
-  if (S.p >= S.e) return BROKEN;
-  if (S.b[S.p] === COMMA) {
-    S.p++;
-    ws();
-    return MORE;
-  }
-  if (S.b[S.p] === close) {
-    S.p++;
-    return CLOSED;
-  }
-  return BROKEN;
-}
-
-export function keyIs(ks: number, ke: number, name: Buffer): boolean {
-  if (ke - ks !== name.length) return false;
-  for (let i = 0; i < name.length; i++) if (S.b[ks + i] !== name[i]) return false;
-  return true;
-}
-
-/** A non-negative integer literal without fraction or exponent (the only kind usage holds). */
-export function plainInt(): boolean {
-  const s = S.p;
-  let n = 0;
-  while (S.p < S.e && S.b[S.p]! >= 0x30 && S.b[S.p]! <= 0x39) {
-    n = n * 10 + (S.b[S.p]! - 0x30);
-    S.p++;
-  }
-  const len = S.p - s;
-  if (len === 0 || len > 15 || (len > 1 && S.b[s] === 0x30)) return false;
-  if (S.p < S.e && (S.b[S.p] === 0x2e || S.b[S.p] === 0x65 || S.b[S.p] === 0x45)) return false;
-  S.lastInt = n;
-  return true;
-}
-
-/** Skips one JSON value at `p`, validating it strictly; says what kind it was. */
-export function value(depth: number): V {
-  if (S.p >= S.e) return V.Bad;
-  const c = S.b[S.p]!;
-  if (c === QUOTE) return string();
-  if (c === LBRACE) {
-    if (depth >= MAX_DEPTH) return V.Bad;
-    S.p++;
-    ws();
-    if (S.p < S.e && S.b[S.p] === RBRACE) {
-      S.p++;
-      return V.Other;
-    }
-    for (;;) {
-      if (S.p >= S.e || S.b[S.p] !== QUOTE || string() === V.Bad) return V.Bad;
-      ws();
-      if (S.p >= S.e || S.b[S.p] !== COLON) return V.Bad;
-      S.p++;
-      ws();
-      if (value(depth + 1) === V.Bad) return V.Bad;
-      const next = afterItem(RBRACE);
-      if (next === MORE) continue;
-      return next === CLOSED ? V.Other : V.Bad;
-    }
-  }
-  if (c === LBRACKET) {
-    if (depth >= MAX_DEPTH) return V.Bad;
-    S.p++;
-    ws();
-    if (S.p < S.e && S.b[S.p] === RBRACKET) {
-      S.p++;
-      return V.EmptyArray;
-    }
-    for (;;) {
-      if (value(depth + 1) === V.Bad) return V.Bad;
-      const next = afterItem(RBRACKET);
-      if (next === MORE) continue;
-      return next === CLOSED ? V.Other : V.Bad;
-    }
-  }
-  if (c === 0x6e) return literal(NULL) ? V.Null : V.Bad;
-  if (c === 0x74) return literal(TRUE) ? V.Other : V.Bad;
-  if (c === 0x66) return literal(FALSE) ? V.Other : V.Bad;
-  return number() ? V.Other : V.Bad;
-}
-
 const NULL = Buffer.from('null');
 const TRUE = Buffer.from('true');
 const FALSE = Buffer.from('false');
+const NOTHING = Buffer.alloc(0);
 
-export function literal(word: Buffer): boolean {
-  if (S.e - S.p < word.length) return false;
-  for (let i = 0; i < word.length; i++) if (S.b[S.p + i] !== word[i]) return false;
-  S.p += word.length;
-  return true;
-}
+/**
+ * A scan over `b[p, e)`. Byte compares are written out in JS: a native Buffer.compare call
+ * costs more than the few bytes of a key.
+ */
+export class JsonLexer {
+  b: Buffer = NOTHING;
+  p = 0;
+  e = 0;
+  /** The value read by the last plainInt(). */
+  lastInt = -1;
+  /** The body of the string read by the last plainString(): [strStart, strEnd). */
+  strStart = -1;
+  strEnd = -1;
 
-/** A string at `p` (strict: valid escapes only, no raw control characters). */
-export function string(): V {
-  const s = S.p + 1;
-  const q = stringBodyEnd(S.b, s, S.e);
-  if (q < 0) return V.Bad;
-  S.p = q + 1;
-  return q === s ? V.EmptyString : V.String;
+  /** Starts a scan of `buf[start, end)`. */
+  reset(buf: Buffer, start: number, end: number): void {
+    this.b = buf;
+    this.p = start;
+    this.e = end;
+  }
+
+  ws(): void {
+    const buf = this.b;
+    const end = this.e;
+    let q = this.p;
+    while (q < end) {
+      const c = buf[q]!;
+      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) q++;
+      else break;
+    }
+    this.p = q;
+  }
+
+  /** After an object member or array item: a comma (another follows, `p` at it) or the closing bracket. */
+  afterItem(close: number): typeof MORE | typeof CLOSED | typeof BROKEN {
+    this.ws();
+    if (this.p >= this.e) return BROKEN;
+    const c = this.b[this.p];
+    if (c === COMMA) {
+      this.p++;
+      this.ws();
+      return MORE;
+    }
+    if (c === close) {
+      this.p++;
+      return CLOSED;
+    }
+    return BROKEN;
+  }
+
+  /** Whether the bytes [ks, ke) are `name`. */
+  keyIs(ks: number, ke: number, name: Buffer): boolean {
+    if (ke - ks !== name.length) return false;
+    const buf = this.b;
+    for (let i = 0; i < name.length; i++) if (buf[ks + i] !== name[i]) return false;
+    return true;
+  }
+
+  /**
+   * An object key at `p`, up to the value: returns the end of the key's body (it starts at the
+   * old `p` + 1) and leaves `p` at the value, or -1. A key with an escape gives up: it could
+   * spell a key metering reads.
+   */
+  key(): number {
+    const buf = this.b;
+    const end = this.e;
+    if (this.p >= end || buf[this.p] !== QUOTE) return -1;
+    let q = this.p + 1;
+    for (; q < end; q++) {
+      const c = buf[q]!;
+      if (c === QUOTE) break;
+      if (c === BACKSLASH || c < 0x20) return -1;
+    }
+    if (q >= end) return -1;
+    this.p = q + 1;
+    this.ws();
+    if (this.p >= end || buf[this.p] !== COLON) return -1;
+    this.p++;
+    this.ws();
+    return q;
+  }
+
+  /** A non-negative integer literal without fraction or exponent (the only kind usage holds), into lastInt. */
+  plainInt(): boolean {
+    const buf = this.b;
+    const end = this.e;
+    const s = this.p;
+    let q = s;
+    let n = 0;
+    while (q < end && buf[q]! >= 0x30 && buf[q]! <= 0x39) {
+      n = n * 10 + (buf[q]! - 0x30);
+      q++;
+    }
+    this.p = q;
+    const len = q - s;
+    if (len === 0 || len > 15 || (len > 1 && buf[s] === 0x30)) return false;
+    if (q < end && (buf[q] === 0x2e || buf[q] === 0x65 || buf[q] === 0x45)) return false;
+    this.lastInt = n;
+    return true;
+  }
+
+  /** A string without escapes at `p`: its body into strStart/strEnd. */
+  plainString(): boolean {
+    const buf = this.b;
+    const end = this.e;
+    if (this.p >= end || buf[this.p] !== QUOTE) return false;
+    const s = this.p + 1;
+    let q = s;
+    for (; q < end; q++) {
+      const c = buf[q]!;
+      if (c === QUOTE) break;
+      if (c === BACKSLASH || c < 0x20) return false;
+    }
+    if (q >= end) return false;
+    this.strStart = s;
+    this.strEnd = q;
+    this.p = q + 1;
+    return true;
+  }
+
+  /** Skips one JSON value at `p`, validating it strictly; says what kind it was. */
+  value(depth: number): V {
+    if (this.p >= this.e) return V.Bad;
+    const c = this.b[this.p]!;
+    if (c === QUOTE) return this.string();
+    if (c === LBRACE) {
+      if (depth >= MAX_DEPTH) return V.Bad;
+      this.p++;
+      this.ws();
+      if (this.p < this.e && this.b[this.p] === RBRACE) {
+        this.p++;
+        return V.Other;
+      }
+      for (;;) {
+        if (this.p >= this.e || this.b[this.p] !== QUOTE || this.string() === V.Bad) return V.Bad;
+        this.ws();
+        if (this.p >= this.e || this.b[this.p] !== COLON) return V.Bad;
+        this.p++;
+        this.ws();
+        if (this.value(depth + 1) === V.Bad) return V.Bad;
+        const next = this.afterItem(RBRACE);
+        if (next === MORE) continue;
+        return next === CLOSED ? V.Other : V.Bad;
+      }
+    }
+    if (c === LBRACKET) {
+      if (depth >= MAX_DEPTH) return V.Bad;
+      this.p++;
+      this.ws();
+      if (this.p < this.e && this.b[this.p] === RBRACKET) {
+        this.p++;
+        return V.EmptyArray;
+      }
+      for (;;) {
+        if (this.value(depth + 1) === V.Bad) return V.Bad;
+        const next = this.afterItem(RBRACKET);
+        if (next === MORE) continue;
+        return next === CLOSED ? V.Other : V.Bad;
+      }
+    }
+    if (c === 0x6e) return this.literal(NULL) ? V.Null : V.Bad;
+    if (c === 0x74) return this.literal(TRUE) ? V.Other : V.Bad;
+    if (c === 0x66) return this.literal(FALSE) ? V.Other : V.Bad;
+    return this.number() ? V.Other : V.Bad;
+  }
+
+  literal(word: Buffer): boolean {
+    if (this.e - this.p < word.length) return false;
+    const buf = this.b;
+    const at = this.p;
+    for (let i = 0; i < word.length; i++) if (buf[at + i] !== word[i]) return false;
+    this.p += word.length;
+    return true;
+  }
+
+  /** A string at `p` (strict: valid escapes only, no raw control characters). */
+  string(): V {
+    const s = this.p + 1;
+    const q = stringBodyEnd(this.b, s, this.e);
+    if (q < 0) return V.Bad;
+    this.p = q + 1;
+    return q === s ? V.EmptyString : V.String;
+  }
+
+  /** -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
+  number(): boolean {
+    const buf = this.b;
+    if (buf[this.p] === 0x2d) this.p++;
+    if (this.p >= this.e) return false;
+    if (buf[this.p] === 0x30) this.p++;
+    else if (!this.digits()) return false;
+    if (this.p < this.e && buf[this.p] === 0x2e) {
+      this.p++;
+      if (!this.digits()) return false;
+    }
+    if (this.p < this.e && (buf[this.p] === 0x65 || buf[this.p] === 0x45)) {
+      this.p++;
+      if (this.p < this.e && (buf[this.p] === 0x2b || buf[this.p] === 0x2d)) this.p++;
+      if (!this.digits()) return false;
+    }
+    return true;
+  }
+
+  digits(): boolean {
+    const buf = this.b;
+    const end = this.e;
+    const s = this.p;
+    let q = s;
+    while (q < end) {
+      const c = buf[q]!;
+      if (c < 0x30 || c > 0x39) break;
+      q++;
+    }
+    this.p = q;
+    return q > s;
+  }
 }
 
 /**
@@ -181,45 +289,14 @@ export function isHex(c: number | undefined): boolean {
   return c !== undefined && ((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66));
 }
 
-/** -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
-export function number(): boolean {
-  if (S.b[S.p] === 0x2d) S.p++;
-  if (S.p >= S.e) return false;
-  if (S.b[S.p] === 0x30) S.p++;
-  else if (!digits()) return false;
-  if (S.p < S.e && S.b[S.p] === 0x2e) {
-    S.p++;
-    if (!digits()) return false;
-  }
-  if (S.p < S.e && (S.b[S.p] === 0x65 || S.b[S.p] === 0x45)) {
-    S.p++;
-    if (S.p < S.e && (S.b[S.p] === 0x2b || S.b[S.p] === 0x2d)) S.p++;
-    if (!digits()) return false;
-  }
-  return true;
-}
-
-export function digits(): boolean {
-  const buf = S.b;
-  const end = S.e;
-  const s = S.p;
-  let q = s;
-  while (q < end) {
-    const c = buf[q]!;
-    if (c < 0x30 || c > 0x39) break;
-    q++;
-  }
-  S.p = q;
-  return q > s;
-}
-
 /**
  * A stream's token events differ, as a rule, only in their token string: the same id,
- * created, model and finish_reason around it. A template is a token event the scan accepted
- * (one choice, one non-empty token string, no usage): an event that has the template's bytes
- * before and after that string, and between them a valid, non-empty JSON string body, is
- * valid JSON of the same structure with a non-empty string in the same place, so it says
- * what the template said. Checking that costs two compares and a walk over the token.
+ * created, model and finish_reason around it. A template is a token event a scan accepted
+ * with one non-empty token string and nothing else that decides (its ScanResult has a token
+ * span): an event that has the template's bytes before and after that string, and between
+ * them a valid, non-empty JSON string body, is valid JSON of the same structure with a
+ * non-empty string in the same place, so it says what the template said. Checking that costs
+ * two compares and a walk over the token.
  */
 export function matchTemplate(buf: Buffer, start: number, end: number, tpl: Buffer, valueStart: number, valueEnd: number): boolean {
   const suffix = tpl.length - valueEnd;
@@ -230,4 +307,3 @@ export function matchTemplate(buf: Buffer, start: number, end: number, tpl: Buff
   // The suffix starts with the token's closing quote: the body must end exactly there.
   return stringBodyEnd(buf, from, end) === to;
 }
-

@@ -3,26 +3,33 @@
  * Timestamps are monotonic milliseconds (performance.now()); the record holds seconds.
  */
 import { eventFacts, type EventFacts } from '../lib/events.js';
-import { UNKNOWN, lastScan, matchTemplate, scanEvent } from './event-scan.js';
+import { ChatEventScanner, type EventScanner, type ScanResult } from './event-scan.js';
+import { matchTemplate } from './json-lex.js';
 import { DROP, GIVE_UP, KEEP, type LineVerdict } from '../lib/sse.js';
 import { MESSAGES_API, RESPONSES_API, typedBodyFacts, typedEventFacts, type TypedApi } from '../lib/api-events.js';
-import { scanTypedEvent, typedScanTable, type TypedScanTable } from './event-scan-typed.js';
+import { TypedEventScanner, typedScanTable } from './event-scan-typed.js';
 import type { ApiName } from '../record/routes.js';
 import { finishReasonsIn, modelIn, responseFactsOf } from './response-facts.js';
 import type { MeteringFailure, Outcome, RequestRecord, TokenSource } from '../record/record.js';
 
-const DONE = Buffer.from('[DONE]');
 /** A stream whose token events keep differing from the template beyond their token stops making new ones. */
 const MAX_TEMPLATE_MISSES = 4;
-/** Filled by the byte-level scan; reused, since one event is metered at a time. */
-const SCANNED: EventFacts = { token: false, visible: false, promptTokens: -1, completionTokens: -1, cachedTokens: -1, reasoningTokens: -1, error: false, usageOnly: false };
 /** A non-streamed JSON body larger than this is relayed but not parsed for usage. */
 const MAX_JSON_BODY = 8 * 1024 * 1024;
+/** What parse() answers for bytes that are not JSON. */
+const INVALID = Symbol('invalid JSON');
 
-/** The typed-event APIs' rows and their byte tables, built once. */
-const TYPED: Partial<Record<ApiName, { api: TypedApi; table: TypedScanTable }>> = {
-  messages: { api: MESSAGES_API, table: typedScanTable(MESSAGES_API) },
-  responses: { api: RESPONSES_API, table: typedScanTable(RESPONSES_API) },
+/**
+ * How each API's events are read: the byte scanner, and for a typed-event API its row (the
+ * full parse's rules). One scanner per API serves every request of this loop: each event's
+ * result is read before the next event is scanned, so nothing is allocated per request either.
+ */
+const chatScanner = new ChatEventScanner();
+const READERS: Record<ApiName, { scanner: EventScanner; typed: TypedApi | null }> = {
+  chat: { scanner: chatScanner, typed: null },
+  completions: { scanner: chatScanner, typed: null },
+  messages: { scanner: new TypedEventScanner(typedScanTable(MESSAGES_API)), typed: MESSAGES_API },
+  responses: { scanner: new TypedEventScanner(typedScanTable(RESPONSES_API)), typed: RESPONSES_API },
 };
 
 export interface InFlightCount {
@@ -100,20 +107,21 @@ export class RequestMeter {
     /** Which API's events the response carries (routes.ts): chat and completions share the choices scan. */
     readonly api: ApiName = 'chat',
   ) {
-    const typed = TYPED[api];
-    this.typed = typed?.api ?? null;
-    this.typedTable = typed?.table ?? null;
-    // Decided once: a typed-event stream's handler, or the choices one.
-    this.onData = typed ? this.onTypedData : this.onChoicesData;
+    const reader = READERS[api];
+    this.scanner = reader.scanner;
+    this.typed = reader.typed;
   }
 
+  private readonly scanner: EventScanner;
+  /** The typed-event API's row (Messages, Responses); null for the chat-shaped APIs. */
   private readonly typed: TypedApi | null;
-  private readonly typedTable: TypedScanTable | null;
-  /** SseFramer's data handler. */
-  readonly onData: (buf: Buffer, start: number, end: number) => LineVerdict;
 
-  /** A typed-event stream's data line (Messages, Responses): the same template, scan-or-parse and facts as chat. */
-  private readonly onTypedData = (buf: Buffer, start: number, end: number): LineVerdict => {
+  /**
+   * SseFramer's data handler, one for every API: the template, else the byte scan, else the
+   * full parse. Only the two rarer paths (the full parse, and reading the response for a span)
+   * ask which API this is.
+   */
+  readonly onData = (buf: Buffer, start: number, end: number): LineVerdict => {
     const tpl = this.template;
     if (tpl !== null) {
       if (matchTemplate(buf, start, end, tpl, this.templateStart, this.templateEnd)) {
@@ -123,36 +131,62 @@ export class RequestMeter {
       }
       this.templateMisses++;
     }
-    let f = SCANNED;
-    if (scanTypedEvent(this.typedTable!, buf, start, end, f) === UNKNOWN) {
-      let doc: unknown;
-      try {
-        doc = JSON.parse(buf.toString('utf8', start, end));
-      } catch {
-        this.failure = 'invalid_json';
-        return GIVE_UP;
-      }
-      f = typedEventFacts(this.typed!, doc);
-      if (this.readsResponse && !this.modelLooked) this.lookForModel(doc);
-    } else if (this.readsResponse && !this.modelLooked && this.firstToken < 0) {
-      // The scan answers response.created (no usage, no token) without a parse: the model it
-      // names needs one. Only events before the first token, and only with tracing on.
-      try {
-        this.lookForModel(JSON.parse(buf.toString('utf8', start, end)));
-      } catch {
-        // The scan vouched for the JSON; a surprise here costs the span its model, nothing else.
-      }
-    }
-    if (f === SCANNED && lastScan.template && this.templateMisses < MAX_TEMPLATE_MISSES) {
-      this.template = Buffer.from(buf.subarray(start, end));
-      this.templateStart = lastScan.valueStart - start;
-      this.templateEnd = lastScan.valueEnd - start;
-      this.templateVisible = f.visible;
+    let f: EventFacts;
+    // The byte-level scan answers for nearly every event; what it cannot vouch for is parsed.
+    const scanned = this.scanner.scan(buf, start, end);
+    if (scanned !== null) {
+      f = scanned.facts;
+      if (scanned.tokenStart >= 0 && this.templateMisses < MAX_TEMPLATE_MISSES) this.adopt(buf, start, end, scanned);
+      if (this.readsResponse && this.typed === null) this.readScannedResponse(buf, start, end, f);
+    } else {
+      const doc = this.parse(buf.toString('utf8', start, end));
+      if (doc === INVALID) return GIVE_UP;
+      f = this.typed !== null ? typedEventFacts(this.typed, doc) : eventFacts(doc);
+      if (this.readsResponse) this.readParsedResponse(doc, f);
     }
     this.noteUsage(f);
     if (f.token) this.onTokenChunk(f.visible);
-    return KEEP;
+    return f.usageOnly && this.stripUsage ? DROP : KEEP;
   };
+
+  /** The scanned event becomes the stream's template: a copy, since the read's buffer is reused. */
+  private adopt(buf: Buffer, start: number, end: number, scanned: ScanResult): void {
+    this.template = Buffer.from(buf.subarray(start, end));
+    this.templateStart = scanned.tokenStart - start;
+    this.templateEnd = scanned.tokenEnd - start;
+    this.templateVisible = scanned.facts.visible;
+  }
+
+  /** JSON.parse, or INVALID with the failure noted (the stream's metering gives up). */
+  private parse(text: string): unknown {
+    try {
+      return JSON.parse(text);
+    } catch {
+      this.failure = 'invalid_json';
+      return INVALID;
+    }
+  }
+
+  /** A chat-shaped event the scan answered (never a template hit, whose finish_reason is null): a finish reason may be here. */
+  private readScannedResponse(buf: Buffer, start: number, end: number, f: EventFacts): void {
+    finishReasonsIn(buf, start, end, this.finishReasons);
+    if (f.token && !this.modelLooked) {
+      this.modelLooked = true;
+      this.responseModel = modelIn(buf, start, end);
+    }
+  }
+
+  private readParsedResponse(doc: unknown, f: EventFacts): void {
+    if (this.typed !== null) {
+      if (!this.modelLooked) this.lookForModel(doc);
+      return;
+    }
+    const model = responseFactsOf(doc, this.finishReasons);
+    if (f.token && !this.modelLooked) {
+      this.modelLooked = true;
+      this.responseModel = model;
+    }
+  }
 
   /** The response model of a typed stream: message_start's message.model, response.created's response.model. */
   private lookForModel(doc: unknown): void {
@@ -164,54 +198,6 @@ export class RequestMeter {
       this.responseModel = model.slice(0, 128);
     }
   }
-
-  private readonly onChoicesData = (buf: Buffer, start: number, end: number): LineVerdict => {
-    if (end - start === DONE.length && buf.compare(DONE, 0, DONE.length, start, end) === 0) return KEEP;
-    const tpl = this.template;
-    if (tpl !== null) {
-      if (matchTemplate(buf, start, end, tpl, this.templateStart, this.templateEnd)) {
-        this.templateHits++;
-        this.onTokenChunk(this.templateVisible);
-        return KEEP;
-      }
-      this.templateMisses++;
-    }
-    let f = SCANNED;
-    // The byte-level scan answers for nearly every event; what it cannot vouch for is parsed.
-    if (scanEvent(buf, start, end, f) === UNKNOWN) {
-      let doc: unknown;
-      try {
-        doc = JSON.parse(buf.toString('utf8', start, end));
-      } catch {
-        this.failure = 'invalid_json';
-        return GIVE_UP;
-      }
-      f = eventFacts(doc);
-      if (this.readsResponse) {
-        const model = responseFactsOf(doc, this.finishReasons);
-        if (f.token && !this.modelLooked) {
-          this.modelLooked = true;
-          this.responseModel = model;
-        }
-      }
-    } else if (this.readsResponse) {
-      // Not a template hit (a template's finish_reason is null): a finish reason may be here.
-      finishReasonsIn(buf, start, end, this.finishReasons);
-      if (f.token && !this.modelLooked) {
-        this.modelLooked = true;
-        this.responseModel = modelIn(buf, start, end);
-      }
-    }
-    if (f === SCANNED && lastScan.template && this.templateMisses < MAX_TEMPLATE_MISSES) {
-      this.template = Buffer.from(buf.subarray(start, end));
-      this.templateStart = lastScan.valueStart - start;
-      this.templateEnd = lastScan.valueEnd - start;
-      this.templateVisible = f.visible;
-    }
-    this.noteUsage(f);
-    if (f.token) this.onTokenChunk(f.visible);
-    return f.usageOnly && this.stripUsage ? DROP : KEEP;
-  };
 
   readonly onOversized = (): void => {
     this.failure = 'oversized_event';
@@ -254,21 +240,11 @@ export class RequestMeter {
 
   finishJson(): void {
     if (!this.jsonParts) return;
-    let doc: unknown;
-    try {
-      doc = JSON.parse(Buffer.concat(this.jsonParts).toString('utf8'));
-    } catch {
-      this.failure = 'invalid_json';
-      return;
-    } finally {
-      this.jsonParts = null;
-    }
-    if (this.typed) {
-      this.noteUsage(typedBodyFacts(this.typed, doc));
-      if (this.readsResponse) this.responseModel = responseFactsOf(doc, this.finishReasons);
-      return;
-    }
-    this.noteUsage(eventFacts(doc));
+    const text = Buffer.concat(this.jsonParts).toString('utf8');
+    this.jsonParts = null;
+    const doc = this.parse(text);
+    if (doc === INVALID) return;
+    this.noteUsage(this.typed !== null ? typedBodyFacts(this.typed, doc) : eventFacts(doc));
     if (this.readsResponse) this.responseModel = responseFactsOf(doc, this.finishReasons);
   }
 

@@ -6,6 +6,7 @@
 import type { ConsumerEntry } from './consumer-types.js';
 import { RequestMetrics, exemplarPolicyFrom, nativeOptionsFrom } from '../metrics/prometheus.js';
 import { BottleneckMonitor } from '../metrics/bottleneck/live.js';
+import { HeadroomMonitor } from '../metrics/headroom/live.js';
 import { startOtlp } from '../exporters/otlp/start.js';
 import { RequestTrail } from '../exporters/trace/trail.js';
 import { StatusPage } from '../exporters/ui/status-page.js';
@@ -39,6 +40,15 @@ export const CONSUMERS: readonly ConsumerEntry[] = [
     }),
   },
   {
+    // Capacity per model and load over it (docs/headroom.md): infermeter_capacity_requests_per_second, infermeter_load_ratio.
+    name: 'headroom',
+    enabled: () => true,
+    create: ({ registry, machine, options: o, log, models }) => new HeadroomMonitor({
+      registry, machine, slos: o.slos, intervalSeconds: o.bottleneckInterval, windowSeconds: o.headroomWindow, bench: o.bottleneckBenchLimit, log,
+      upstreamsOf: o.upstreams.length > 1 ? (label) => models.upstreamsOf(label) : undefined,
+    }),
+  },
+  {
     // The status page and /api/v1/status; it shows the trail's slow requests and the bottleneck verdicts.
     name: 'ui',
     enabled: (o) => o.ui,
@@ -47,6 +57,7 @@ export const CONSUMERS: readonly ConsumerEntry[] = [
       const trail = earlier(RequestTrail);
       if (trail) page.slowRequests = slowLogProvider(trail.slowLog);
       page.bottlenecks = earlier(BottleneckMonitor) ?? null;
+      page.capacities = earlier(HeadroomMonitor) ?? null;
       return page;
     },
   },

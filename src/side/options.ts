@@ -9,9 +9,10 @@ import type { OtlpConfigOptions } from '../exporters/otlp/otlp.js';
 import type { TrailOptions } from '../exporters/trace/trail.js';
 import type { ExemplarOptions, NativeHistogramOptions, RequestMetricsSettings } from '../metrics/prometheus.js';
 import type { BottleneckSettings } from '../metrics/bottleneck/live.js';
+import type { HeadroomSettings } from '../metrics/headroom/live.js';
 import type { LiveSettings } from '../metrics/live.js';
 
-export interface SideOptions extends LiveSettings, CollectorOptions, TlsFiles, OtlpConfigOptions, TrailOptions, ExemplarOptions, NativeHistogramOptions, RequestMetricsSettings, BottleneckSettings {
+export interface SideOptions extends LiveSettings, CollectorOptions, TlsFiles, OtlpConfigOptions, TrailOptions, ExemplarOptions, NativeHistogramOptions, RequestMetricsSettings, BottleneckSettings, HeadroomSettings {
   metricsListen: HostPort;
   livenessTimeout: number;
   readyRequiresUpstream: boolean;

@@ -23,6 +23,9 @@ export const M = {
   collectorUp: 'infermeter_collector_up',
   collectorLastSuccess: 'infermeter_collector_last_success_timestamp_seconds',
   configReloadSuccessful: 'infermeter_config_last_reload_successful',
+  // headroom (metrics/headroom/)
+  capacity: 'infermeter_capacity_requests_per_second',
+  loadRatio: 'infermeter_load_ratio',
   // engine collector (normalized names, label `engine`)
   kvCache: 'infermeter_engine_kv_cache_usage_ratio',
   running: 'infermeter_engine_requests_running',

@@ -11,6 +11,7 @@ import { CHART_SECONDS, LATENCIES, NOW_SECONDS, PERCENTILE_SECONDS, RATE_SECONDS
 import type { CollectorStatus, EngineTotals, GpuStatus } from './machine-read.js';
 import { HOST_FIELDS, type StatusState } from './state.js';
 import type { BottleneckVerdict } from '../../metrics/bottleneck/judge.js';
+import type { CapacityEstimate } from '../../metrics/headroom/estimate.js';
 
 export const STATUS_VERSION = 1;
 /** The model name that selects every model together for the charts. */
@@ -47,10 +48,17 @@ export interface BottleneckProvider {
   verdicts(): ReadonlyMap<string, BottleneckVerdict>;
 }
 
+/** The metrics side's capacity estimate per model label (src/metrics/headroom/live.ts). */
+export interface CapacityProvider {
+  capacities(): ReadonlyMap<string, CapacityEstimate>;
+}
+
 export interface ModelStatus {
   model: string;
   /** What limits the model now (null: not judged yet, or no provider). */
   bottleneck: BottleneckVerdict | null;
+  /** How much load it takes before its first P99 SLO breaks (docs/headroom.md); null: not estimated yet, or no provider. */
+  capacity: CapacityEstimate | null;
   requestsPerSecond: number;
   outputTokensPerSecond: number;
   inputTokensPerSecond: number;
@@ -124,7 +132,7 @@ function stats(s: LatencyStats): LatencyStats {
   return { p50: s.p50 === null ? null : round(s.p50), p95: s.p95 === null ? null : round(s.p95), p99: s.p99 === null ? null : round(s.p99), mean: s.mean === null ? null : round(s.mean), count: s.count };
 }
 
-function modelStatus(state: StatusState, label: string, m: ModelState, second: number, now: number, bottleneck: BottleneckVerdict | null): ModelStatus {
+function modelStatus(state: StatusState, label: string, m: ModelState, second: number, now: number, bottleneck: BottleneckVerdict | null, capacity: CapacityEstimate | null): ModelStatus {
   const r = m.rates(second);
   const budget = errorBudget(state.slos);
   const t = thresholdsFor(state.slos, label);
@@ -144,7 +152,7 @@ function modelStatus(state: StatusState, label: string, m: ModelState, second: n
     });
   }
   return {
-    model: label, bottleneck,
+    model: label, bottleneck, capacity,
     requestsPerSecond: round(r.requests)!, outputTokensPerSecond: round(r.outputTokens)!, inputTokensPerSecond: round(r.inputTokens)!, inFlight: state.inFlightByModel.get(label) ?? 0, concurrency: round(r.concurrency)!,
     ttft: stats(m.latency('ttft', second)), tpot: stats(m.latency('tpot', second)), e2e: stats(m.latency('e2e', second)),
     outcomes5m: m.outcomes(now, WINDOWS['5m']), slos, lastSeenAt: Math.round(m.lastSeen),
@@ -158,11 +166,12 @@ export interface StatusQuery {
   since: number;
 }
 
-export function buildStatus(state: StatusState, q: StatusQuery, slow: SlowRequestProvider | null, bottlenecks: BottleneckProvider | null = null): StatusDocument {
+export function buildStatus(state: StatusState, q: StatusQuery, slow: SlowRequestProvider | null, bottlenecks: BottleneckProvider | null = null, capacities: CapacityProvider | null = null): StatusDocument {
   const now = state.now();
   const second = state.closedThrough;
   const verdicts = bottlenecks?.verdicts();
-  const models = [...state.models].map(([label, m]) => modelStatus(state, label, m, second, now, verdicts?.get(label) ?? null));
+  const caps = capacities?.capacities();
+  const models = [...state.models].map(([label, m]) => modelStatus(state, label, m, second, now, verdicts?.get(label) ?? null, caps?.get(label) ?? null));
   models.sort((a, b) => b.requestsPerSecond - a.requestsPerSecond || b.lastSeenAt - a.lastSeenAt || a.model.localeCompare(b.model));
   const e = state.engine;
   const doc: StatusDocument = {

@@ -17,7 +17,7 @@ import type { JudgedBatch } from '../../metrics/batch.js';
 import type { BatchConsumer, Routes } from '../../metrics/consumer.js';
 import type { LiveSettings } from '../../metrics/live.js';
 import { StatusState } from './state.js';
-import { ALL_MODELS, buildStatus, type BottleneckProvider, type SlowRequestProvider } from './status-json.js';
+import { ALL_MODELS, buildStatus, type BottleneckProvider, type CapacityProvider, type SlowRequestProvider } from './status-json.js';
 import { PAGE_CSS, PAGE_HTML } from './assets/page.js';
 import { APP_JS } from './assets/app-js.js';
 
@@ -68,6 +68,8 @@ export class StatusPage implements BatchConsumer {
   slowRequests: SlowRequestProvider | null = null;
   /** The metrics side's bottleneck verdicts (src/metrics/bottleneck/); null: none shown. */
   bottlenecks: BottleneckProvider | null = null;
+  /** The metrics side's capacity estimates (src/metrics/headroom/); null: none shown. */
+  capacities: CapacityProvider | null = null;
   private timer: NodeJS.Timeout | null = null;
 
   constructor(private readonly opts: StatusPageOptions) {
@@ -130,7 +132,7 @@ export class StatusPage implements BatchConsumer {
     if (!/^\d{1,16}$/.test(sinceRaw) || !Number.isSafeInteger(since)) {
       return this.sendJson(reply, 400, { error: 'since: expected Unix milliseconds (a non-negative integer)' });
     }
-    const doc = buildStatus(this.state, { model: params.get('model') ?? ALL_MODELS, since }, this.slowRequests, this.bottlenecks);
+    const doc = buildStatus(this.state, { model: params.get('model') ?? ALL_MODELS, since }, this.slowRequests, this.bottlenecks, this.capacities);
     return this.sendJson(reply, 200, doc);
   }
 

@@ -26,6 +26,12 @@ export interface BenchLimit {
   requestsPerSecond: number;
   /** e.g. "step 3 (8 req/s)". */
   step: string;
+  /** That step's mean prompt and output tokens (null: not in the report): headroom calibrates only at the same mix (metrics/headroom/bench.ts). */
+  promptTokens: number | null;
+  outputTokens: number | null;
+  /** The SLO with the worst attainment in that step (null: judged by its analysis, no SLOs), and what its analysis said limited it. */
+  slo: string | null;
+  kind: string | null;
 }
 
 /** --bottleneck-bench's file ('' : none), refused naming the flag when unreadable or not a bench report. */
@@ -41,7 +47,7 @@ export function readBenchLimit(path: string): BenchLimit | null {
 interface StepLike {
   mode?: string;
   load?: number;
-  summary?: { requestsPerSecond?: number; slo?: Record<string, { attainment?: number | null } | undefined> };
+  summary?: { requestsPerSecond?: number; slo?: Record<string, { attainment?: number | null } | undefined>; promptTokens?: { mean?: number | null }; outputTokens?: { mean?: number | null } };
   analysis?: { kind?: string };
 }
 
@@ -51,11 +57,16 @@ export function benchLimit(text: string): BenchLimit | null {
   if (typeof doc !== 'object' || doc === null || doc.schemaVersion === undefined || !Array.isArray(doc.steps)) throw new Error('not an infermeter bench report (bench.json): no schemaVersion and steps');
   const steps = doc.steps as StepLike[];
   for (const [i, st] of steps.entries()) {
-    const att = Object.values(st.summary?.slo ?? {}).map((x) => x?.attainment).filter((x): x is number => typeof x === 'number');
-    const broke = att.length ? Math.min(...att) < OBJECTIVE : st.analysis?.kind !== undefined && st.analysis.kind !== 'none';
+    const judged = Object.entries(st.summary?.slo ?? {}).filter((e): e is [string, { attainment: number }] => typeof e[1]?.attainment === 'number');
+    const worst = judged.length ? judged.reduce((a, b) => (b[1].attainment < a[1].attainment ? b : a)) : null;
+    const broke = worst ? worst[1].attainment < OBJECTIVE : st.analysis?.kind !== undefined && st.analysis.kind !== 'none';
     const rps = st.summary?.requestsPerSecond;
     if (broke && typeof rps === 'number' && rps > 0) {
-      return { requestsPerSecond: rps, step: `step ${i + 1} (${st.mode === 'concurrency' ? `concurrency ${st.load}` : `${st.load} req/s`})` };
+      const mean = (d: { mean?: number | null } | undefined) => (typeof d?.mean === 'number' ? d.mean : null);
+      return {
+        requestsPerSecond: rps, step: `step ${i + 1} (${st.mode === 'concurrency' ? `concurrency ${st.load}` : `${st.load} req/s`})`,
+        promptTokens: mean(st.summary?.promptTokens), outputTokens: mean(st.summary?.outputTokens), slo: worst ? worst[0] : null, kind: st.analysis?.kind ?? null,
+      };
     }
   }
   return null;

@@ -199,7 +199,7 @@ test('docs/bottleneck.md\'s rule and signal tables are the code\'s (run `npm run
 test('--bottleneck-bench: the first step that broke its SLOs is the limit; none then cites the share of it in use', () => {
   const report = (steps: unknown[]) => JSON.stringify({ schemaVersion: 1, steps });
   const step = (load: number, rps: number, attainment: number) => ({ mode: 'rate', load, summary: { requestsPerSecond: rps, slo: { ttft: { attainment } } } });
-  assert.deepEqual(benchLimit(report([step(1, 1, 1), step(4, 3.9, 0.999), step(8, 6.2, 0.93), step(16, 6.5, 0.4)])), { requestsPerSecond: 6.2, step: 'step 3 (8 req/s)' });
+  assert.deepEqual(benchLimit(report([step(1, 1, 1), step(4, 3.9, 0.999), step(8, 6.2, 0.93), step(16, 6.5, 0.4)])), { requestsPerSecond: 6.2, step: 'step 3 (8 req/s)', promptTokens: null, outputTokens: null, slo: 'ttft', kind: null });
   assert.equal(benchLimit(report([step(1, 1, 1)])), null, 'no step broke');
   assert.throws(() => benchLimit('{"hello": 1}'), /not an infermeter bench report/);
   const s = withValues({ loadVsBenchLimit: 0.32 });

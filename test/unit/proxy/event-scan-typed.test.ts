@@ -1,19 +1,21 @@
 /**
  * The typed-event fast path (Anthropic Messages, OpenAI Responses) against the full parse:
  * on every event of every captured or reconstructed stream of both APIs, on the common shapes,
- * and on many thousands of random events (valid and broken), whenever scanTypedEvent answers it
- * says exactly what typedEventFacts(JSON.parse(...)) says; and it answers the common events.
+ * and on many thousands of random events (valid and broken), whenever the API's scanner answers
+ * it says exactly what typedEventFacts(JSON.parse(...)) says; and it answers the common events.
+ * A token span it gives (the template the meter adopts) holds: an event that differs from it only
+ * inside the token string says the same, or is refused.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
-import { KNOWN } from '../../../src/proxy/event-scan.js';
-import { scanTypedEvent, typedScanTable } from '../../../src/proxy/event-scan-typed.js';
-import { MESSAGES_API, RESPONSES_API, emptyFacts, typedEventFacts, type TypedApi } from '../../../src/lib/api-events.js';
-import type { EventFacts } from '../../../src/lib/events.js';
+import { TypedEventScanner, typedScanTable } from '../../../src/proxy/event-scan-typed.js';
+import { matchTemplate } from '../../../src/proxy/json-lex.js';
+import { MESSAGES_API, RESPONSES_API, typedEventFacts, type TypedApi } from '../../../src/lib/api-events.js';
+import { emptyFacts, type EventFacts } from '../../../src/lib/events.js';
 import { FIXTURES, fixture } from '../../helpers.js';
 
-const TABLES = new Map([MESSAGES_API, RESPONSES_API].map((api) => [api, typedScanTable(api)]));
+const SCANNERS = new Map([MESSAGES_API, RESPONSES_API].map((api) => [api, new TypedEventScanner(typedScanTable(api))]));
 
 function full(api: TypedApi, buf: Buffer, s: number, e: number): EventFacts | 'invalid' {
   try {
@@ -24,11 +26,17 @@ function full(api: TypedApi, buf: Buffer, s: number, e: number): EventFacts | 'i
 }
 
 function agree(api: TypedApi, buf: Buffer, s = 0, e = buf.length): boolean {
-  const facts = emptyFacts();
-  if (scanTypedEvent(TABLES.get(api)!, buf, s, e, facts) !== KNOWN) return false;
+  const scanned = SCANNERS.get(api)!.scan(buf, s, e);
+  if (scanned === null) return false;
   const want = full(api, buf, s, e);
   assert.notEqual(want, 'invalid', `scan accepted invalid JSON: ${buf.toString('utf8', s, e)}`);
-  assert.deepEqual(facts, want, buf.toString('utf8', s, e));
+  assert.deepEqual(scanned.facts, want, buf.toString('utf8', s, e));
+  if (scanned.tokenStart >= 0) {
+    // A token span lies inside the event, on a non-empty string body, and only a token event has one.
+    assert.ok(scanned.facts.token && s < scanned.tokenStart && scanned.tokenStart < scanned.tokenEnd && scanned.tokenEnd < e, buf.toString('utf8', s, e));
+    assert.equal(buf[scanned.tokenStart - 1], 0x22);
+    assert.equal(buf[scanned.tokenEnd], 0x22);
+  } else assert.equal(scanned.tokenEnd, -1);
   return true;
 }
 
@@ -173,4 +181,39 @@ test('20,000 random typed events, valid and broken: whenever the scan answers, i
     }
   }
   assert.ok(valid > 10_000 && answered > 3_000 && tokens > 50, `valid ${valid}, answered ${answered}, token events answered ${tokens}`);
+});
+
+test('templates: a typed event that differs from a scanned token event only inside its token string says the same, or is refused', () => {
+  const rand = rng(11);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+  const shapes: [TypedApi, (t: string) => string][] = [
+    [MESSAGES_API, (t) => `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"${t}"}}`],
+    [MESSAGES_API, (t) => `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"${t}"}}`],
+    [MESSAGES_API, (t) => `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"${t}"}}`],
+    [RESPONSES_API, (t) => `{"content_index":0,"delta":"${t}","item_id":"msg_1","logprobs":[],"output_index":0,"sequence_number":7,"type":"response.output_text.delta"}`],
+    [RESPONSES_API, (t) => `{"delta":"${t}","item_id":"rs_1","output_index":0,"sequence_number":7,"type":"response.reasoning_text.delta"}`],
+  ];
+  const pieces = ['a', ' tok', 'é', '\\"', '\\\\', '\\n', '\\u00e9', '"', '\\', '\\u00', '\u0001', '\\x', '"}}', ''];
+  let accepted = 0;
+  for (let i = 0; i < 20_000; i++) {
+    const [api, shape] = pick(shapes);
+    const tpl = Buffer.from(shape(' first'));
+    const scanned = SCANNERS.get(api)!.scan(tpl, 0, tpl.length);
+    assert.ok(scanned !== null && scanned.tokenStart >= 0, `a one-token event is a template: ${tpl}`);
+    const facts = { ...scanned.facts };
+    const vs = scanned.tokenStart;
+    const ve = scanned.tokenEnd;
+    let text = shape(Array.from({ length: Math.floor(rand() * 4) }, () => pick(pieces)).join(''));
+    if (rand() < 0.1) text = text.replace('":0', '":3'); // a change outside the token
+    if (rand() < 0.05) text = text.slice(0, -1);
+    const buf = Buffer.from(`data: ${text}\n\n`);
+    const s = 6;
+    const e = s + Buffer.byteLength(text);
+    if (!matchTemplate(buf, s, e, tpl, vs, ve)) continue;
+    accepted++;
+    const want = full(api, buf, s, e);
+    assert.notEqual(want, 'invalid', `template accepted invalid JSON: ${text}`);
+    assert.deepEqual(want, facts, text);
+  }
+  assert.ok(accepted > 3000, `accepted ${accepted}`);
 });

@@ -1,17 +1,19 @@
 /**
  * The byte-level fast path against the full parse: on every event of every captured
- * stream and on many thousands of random events (valid and broken), whenever scanEvent
- * answers, it must say exactly what eventFacts(JSON.parse(...)) says; and it must answer
- * for the common events, or it is no fast path.
+ * stream and on many thousands of random events (valid and broken), whenever the chat
+ * scanner answers, it must say exactly what eventFacts(JSON.parse(...)) says; and it must
+ * answer for the common events, or it is no fast path. One scanner serves every event here,
+ * as one serves every stream of a proxy loop: nothing may leak from one scan into the next.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
-import { KNOWN, scanEvent } from '../../../src/proxy/event-scan.js';
-import { eventFacts, type EventFacts } from '../../../src/lib/events.js';
+import { ChatEventScanner } from '../../../src/proxy/event-scan.js';
+import { matchTemplate } from '../../../src/proxy/json-lex.js';
+import { emptyFacts, eventFacts, type EventFacts } from '../../../src/lib/events.js';
 import { FIXTURES, fixture } from '../../helpers.js';
 
-const blank = (): EventFacts => ({ token: false, visible: false, promptTokens: -1, completionTokens: -1, cachedTokens: -1, reasoningTokens: -1, error: false, usageOnly: false });
+const scanner = new ChatEventScanner();
 
 /** What the full path decides: the facts, or 'invalid' when JSON.parse throws. */
 function full(buf: Buffer, s: number, e: number): EventFacts | 'invalid' {
@@ -24,11 +26,17 @@ function full(buf: Buffer, s: number, e: number): EventFacts | 'invalid' {
 
 /** Returns whether the scan answered; fails the test if it answered differently. */
 function agree(buf: Buffer, s = 0, e = buf.length): boolean {
-  const facts = blank();
-  if (scanEvent(buf, s, e, facts) !== KNOWN) return false;
+  const scanned = scanner.scan(buf, s, e);
+  if (scanned === null) return false;
   const want = full(buf, s, e);
   assert.notEqual(want, 'invalid', `scan accepted invalid JSON: ${buf.toString('utf8', s, e)}`);
-  assert.deepEqual(facts, want, buf.toString('utf8', s, e));
+  assert.deepEqual(scanned.facts, want, buf.toString('utf8', s, e));
+  if (scanned.tokenStart >= 0) {
+    // A token span lies inside the event, on a non-empty string body, and only a token event has one.
+    assert.ok(scanned.facts.token && s < scanned.tokenStart && scanned.tokenStart < scanned.tokenEnd && scanned.tokenEnd < e, buf.toString('utf8', s, e));
+    assert.equal(buf[scanned.tokenStart - 1], 0x22);
+    assert.equal(buf[scanned.tokenEnd], 0x22);
+  } else assert.equal(scanned.tokenEnd, -1);
   return true;
 }
 
@@ -90,10 +98,10 @@ test('usage with token details (vLLM continuous usage, OpenAI reasoning) is answ
     ['{"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":30,"prompt_tokens_details":{},"completion_tokens_details":null}}', -1, -1],
   ];
   for (const [c, cached, reasoning] of cases) {
-    const facts = blank();
-    assert.equal(scanEvent(Buffer.from(c), 0, Buffer.byteLength(c), facts), KNOWN, `not answered: ${c}`);
-    assert.equal(facts.cachedTokens, cached, c);
-    assert.equal(facts.reasoningTokens, reasoning, c);
+    const scanned = scanner.scan(Buffer.from(c), 0, Buffer.byteLength(c));
+    assert.ok(scanned !== null, `not answered: ${c}`);
+    assert.equal(scanned.facts.cachedTokens, cached, c);
+    assert.equal(scanned.facts.reasoningTokens, reasoning, c);
     assert.ok(agree(Buffer.from(c)), c);
   }
 });
@@ -119,10 +127,18 @@ test('events the scan must leave to the full parse', () => {
     '',
     '[1]',
   ];
-  for (const h of hard) {
-    const facts = blank();
-    assert.notEqual(scanEvent(Buffer.from(h), 0, Buffer.byteLength(h), facts), KNOWN, h);
-  }
+  for (const h of hard) assert.equal(scanner.scan(Buffer.from(h), 0, Buffer.byteLength(h)), null, h);
+});
+
+test('[DONE] says nothing and is no template; anything around it is left to the full parse', () => {
+  const done = Buffer.from('data: [DONE]\n\n');
+  // A token event first: nothing of it may stay in the answer for [DONE].
+  agree(Buffer.from('{"choices":[{"delta":{"content":"x"}}],"usage":{"prompt_tokens":3,"completion_tokens":1}}'));
+  const scanned = scanner.scan(done, 6, 12);
+  assert.ok(scanned !== null);
+  assert.deepEqual(scanned.facts, emptyFacts());
+  assert.equal(scanned.tokenStart, -1);
+  for (const text of ['[DONE] ', ' [DONE]', '[DONE', '[done]']) assert.equal(scanner.scan(Buffer.from(text), 0, text.length), null, text);
 });
 
 function rng(seed: number): () => number {
@@ -175,7 +191,6 @@ test('20,000 random events, valid and broken: whenever the scan answers, it agre
 });
 
 test('templates: an event that differs from an accepted token event only inside its token string says the same, or is refused', async () => {
-  const { lastScan, matchTemplate } = await import('../../../src/proxy/event-scan.js');
   const rand = rng(7);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
   const shapes = [
@@ -189,11 +204,11 @@ test('templates: an event that differs from an accepted token event only inside 
   for (let i = 0; i < 20_000; i++) {
     const shape = pick(shapes);
     const tpl = Buffer.from(shape(' first'));
-    const facts = blank();
-    assert.equal(scanEvent(tpl, 0, tpl.length, facts), KNOWN);
-    assert.ok(lastScan.template, 'a one-token event is a template');
-    const vs = lastScan.valueStart;
-    const ve = lastScan.valueEnd;
+    const scanned = scanner.scan(tpl, 0, tpl.length);
+    assert.ok(scanned !== null && scanned.tokenStart >= 0, 'a one-token event is a template');
+    const facts = { ...scanned.facts };
+    const vs = scanned.tokenStart;
+    const ve = scanned.tokenEnd;
     let token = Array.from({ length: Math.floor(rand() * 4) }, () => pick(pieces)).join('');
     let text = shape(token);
     if (rand() < 0.1) text = text.replace('"index":0', '"index":1'); // a change outside the token

@@ -146,6 +146,19 @@ function bottleneckCell(tr, b) {
   return td;
 }
 
+// Headroom (docs/headroom.md): the load ratio and the capacity, or unknown; the hover has why and the fitted figures.
+/** @typedef {NonNullable<ModelStatus['capacity']>} Capacity */
+/** @param {HTMLElement} tr @param {Capacity | null} c */
+function headroomCell(tr, c) {
+  if (!c) return cell(tr, DASH, 'headroom', null, 'verdict');
+  var known = c.state === 'estimate' && c.loadRatio != null && c.requestsPerSecond != null;
+  var text = known ? fmtPct(c.loadRatio, 0) + ' of ' + fmtNum(c.requestsPerSecond, 'req/s') + ' · ' + c.bindingSlo + ' (' + c.bindingLimit + ')' : 'unknown: ' + c.reason;
+  var td = cell(tr, text, 'headroom', known ? c.loadRatio : null, 'verdict ' + (!known ? '' : (c.loadRatio || 0) >= 1 ? 'bad' : (c.loadRatio || 0) >= 0.8 ? 'warn' : 'good'));
+  td.setAttribute('data-value', known ? String(c.loadRatio) : 'unknown');
+  td.title = c.summary + '\n' + c.evidence.map(function (e) { return e.name + ' ' + (e.value == null ? DASH : e.unit === 's' ? fmtSeconds(e.value) : fmtNum(e.value, e.unit)) + (e.basis ? ' (' + e.basis + ')' : ''); }).join('\n');
+  return td;
+}
+
 /** @param {HTMLElement} tr @param {string} name @param {ModelStatus['ttft']} l */
 function latencyCells(tr, name, l) {
   /** @type {('p50' | 'p95' | 'p99')[]} */ (['p50', 'p95', 'p99']).forEach(function (q) { cell(tr, fmtSeconds(l[q]), name + '-' + q, l[q]); });
@@ -167,6 +180,7 @@ function renderModels(doc) {
     var name = cell(tr, m.model, 'model', null, 'name');
     name.title = m.model;
     bottleneckCell(tr, m.bottleneck);
+    headroomCell(tr, m.capacity);
     cell(tr, fmtNum(m.requestsPerSecond, 'req/s'), 'rps', m.requestsPerSecond);
     cell(tr, fmtNum(m.outputTokensPerSecond, 'tok/s'), 'tps', m.outputTokensPerSecond);
     cell(tr, fmtNum(m.inFlight, '', 0), 'inflight', m.inFlight);

@@ -81,6 +81,7 @@ const NOT_DEFAULT: Record<FlagKey, string> = {
   bottleneckInterval: '2s',
   bottleneckBench: bench,
   bottleneckWindow: '1m',
+  headroomWindow: '3m',
   ui: 'false',
 };
 const SECRET = new Set(OPTIONS.filter((o) => o.secret).map((o) => o.key));

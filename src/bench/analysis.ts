@@ -65,7 +65,7 @@ export function stepSignals(st: StepReport, r: BenchReport): Signals {
 /** Judges every step (in place) and returns the verdicts. */
 export function analyzeSteps(r: BenchReport): BottleneckVerdict[] {
   const at = Date.parse(String(r.environment['date'])) || 0;
-  return r.steps.map((st) => (st.analysis = judgeOnce(stepSignals(st, r), at)));
+  return r.steps.map((st) => (st.analysis = judgeOnce(stepSignals(st, r), at, 'bench')));
 }
 
 function fmt(e: EvidenceItem): string {
@@ -73,6 +73,17 @@ function fmt(e: EvidenceItem): string {
   if (v === null) return `${e.signal} not measured`;
   const n = e.unit === 's' ? (v < 1 ? `${(v * 1000).toFixed(1)} ms` : `${v.toFixed(2)} s`) : e.unit === 'ratio' ? `${(v * 100).toFixed(v < 0.1 ? 1 : 0)} %` : `${Number(v.toPrecision(3))} ${e.unit}`;
   return `${e.signal} ${n}${e.threshold ? ` (rule: ${e.threshold})` : ''}${e.basis ? ` [${e.basis}]` : ''}`;
+}
+
+/** A rate step that sent less than this share of its offered rate under-delivered. */
+const DELIVERED = 0.9;
+
+/** A rate step's note when it sent less than it offered: its figures then describe a lighter load. */
+function underDelivered(st: StepReport): string {
+  if (st.mode !== 'rate' || st.durationSeconds <= 0) return '';
+  const sent = st.summary.requests / st.durationSeconds;
+  if (sent >= DELIVERED * st.load) return '';
+  return ` The step under-delivered: it sent ${st.summary.requests} requests in ${st.durationSeconds} s (${sent.toFixed(2)} req/s) of the ${st.load} req/s offered, so its figures describe a lighter load than its label.`;
 }
 
 /** Did the step miss its SLOs (or, without SLOs, its latency fallback targets)? */
@@ -101,7 +112,7 @@ export function renderAnalysis(r: BenchReport): string[] {
     } else {
       line += ` Change: ${a.advice[0]!.text} (${a.advice[0]!.engine}).`;
     }
-    out.push(line);
+    out.push(line + underDelivered(st));
   }
   out.push('', 'Verdicts follow the rules of docs/bottleneck.md, the same table that judges `infermeter_bottleneck` live; advice for the other engines is in bench.json (`steps[].analysis.advice`).', '');
   return out;

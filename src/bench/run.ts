@@ -83,6 +83,9 @@ export async function runBench(o: BenchOptions, hooks: BenchHooks = {}): Promise
     o.nvidiaSmi ? gpuEnvironment(o.nvidiaSmi, o.env) : Promise.resolve(null),
     engineEnvironment(o.target, metricsUrl, o.engine),
   ]);
+  // Neither /version nor /v1/models got an HTTP answer: nothing to measure, and no report to write.
+  const answered = (e: string | null) => e === null || /: (HTTP \d+|not JSON)$/.test(e);
+  if (!answered(engine.versionError) && !answered(engine.modelsError)) throw new Error(`bench: cannot reach --target ${o.target}: ${engine.modelsError}`);
   const model = o.model ?? engine.models[0] ?? null;
   if (o.replay) checkReplayModels(o.replay.workload, engine.models, o.target);
   const ignoreEos = engine.kind !== null && IGNORE_EOS_ENGINES.includes(engine.kind);

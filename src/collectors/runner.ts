@@ -5,6 +5,8 @@ import { CollectorError, type Collector, type CollectorEntry, type CollectorOpti
 import { MachineSnapshot } from './snapshot.js';
 
 const [UP, LAST_SUCCESS, DURATION, ERRORS] = COLLECTOR_HEALTH_METRICS;
+/** Runs a collector may spend `starting` after its start before that is logged as a failure. */
+export const STARTING_RUNS = 3;
 
 /**
  * Runs each enabled collector on its own interval, times it, and reports its health.
@@ -43,7 +45,7 @@ export class CollectorRunner {
   private run(collector: Collector, log: Logger, intervalSeconds: number): void {
     this.up.set(healthLabels(collector), 0);
     const state: RunState & { timer: NodeJS.Timeout } = {
-      collector, timer: undefined as unknown as NodeJS.Timeout, abort: new AbortController(), busy: false, healthy: null, up: false, lastSuccessAt: null, durationSeconds: null,
+      collector, timer: undefined as unknown as NodeJS.Timeout, abort: new AbortController(), busy: false, healthy: null, startingRuns: 0, up: false, lastSuccessAt: null, durationSeconds: null,
     };
     this.publishHealth(state);
     const intervalMs = Math.max(1, intervalSeconds * 1000);
@@ -78,6 +80,11 @@ export class CollectorRunner {
       state.up = false;
       this.up.set(name, 0);
       this.errors.inc({ ...name, kind });
+      // A collector still starting (its source has not answered yet: dmon's first sample) is not a failure for its first runs.
+      if (kind === 'starting' && state.healthy === null && ++state.startingRuns < STARTING_RUNS) {
+        log.debug({ err: errMessage(err) }, 'collector starting');
+        return;
+      }
       if (state.healthy !== false) log.warn({ err: errMessage(err), kind }, 'collector failed; will keep trying');
       state.healthy = false;
     } finally {
@@ -108,8 +115,10 @@ interface RunState {
   collector: Collector;
   abort: AbortController;
   busy: boolean;
-  /** For the log: null until the first run ended. */
+  /** For the log: null until the first run ended (runs that ended `starting` at start aside). */
   healthy: boolean | null;
+  /** Runs that ended `starting` since the start. */
+  startingRuns: number;
   /** As infermeter_collector_up, _last_success_timestamp_seconds (here in Unix ms) and _duration_seconds hold them. */
   up: boolean;
   lastSuccessAt: number | null;

@@ -5,6 +5,7 @@
  * need the whole config are check.ts's, and the one write (the tenant salt) comes last, in
  * config.ts.
  */
+import { checkAddressClashes } from './clashes.js';
 import { ConfigError } from '../lib/errors.js';
 import { ENGINES, type EngineKind } from '../lib/engines.js';
 import { readBenchLimit } from '../metrics/bottleneck/capacity.js';
@@ -39,10 +40,11 @@ export function resolveSettings(cliValues: Record<string, unknown>, env: NodeJS.
   origins['slos'] = 'slos' in file ? 'file' : 'default';
   origins['buckets'] = 'buckets' in file ? 'file' : 'default';
   const list = resolveUpstreamList(flags, file, configFile);
-  if (file['upstreams'] !== undefined) origins['upstream'] = origins['upstreams'] = 'file';
+  if (list.fromFile) origins['upstream'] = origins['upstreams'] = 'file';
   let engineMetrics = flags.engineMetrics;
   if (list.fromFile && engineMetrics === '') engineMetrics = list.upstreams[0]!.engineMetrics;
   if (engineMetrics === '' && list.upstream) engineMetrics = `${list.upstream}/metrics`;
+  checkAddressClashes(flags.listen, flags.metricsListen, list.upstreams, list.fromFile ? `--config ${configFile}: upstreams` : '--upstream');
   const bottleneckBenchLimit = readBenchLimit(flags.bottleneckBench);
   const slos = parseSloConfig(file['slos'], `--config ${configFile}: slos`);
   const buckets = resolveBuckets(file['buckets'], slos, `--config ${configFile}: buckets`);

@@ -1,11 +1,14 @@
 /**
  * `--print-config` and the startup line: the effective configuration, each setting with where
  * its value came from (flag, env, file, default), secrets redacted. The printed text is YAML
- * whose keys are the config file's (the config file, SLOs, buckets and tracing follow as
- * comments), so, secrets aside, it can be saved as a config file that gives the same settings.
+ * whose keys are the config file's, `upstreams:` (when the file gave a list), `slos:` and the
+ * file's `buckets:` included (tracing, from the environment, is a comment), so, secrets aside,
+ * it can be saved as a config file that gives the same configuration
+ * (test/unit/daemon/print-config.test.ts reads it back).
  */
 import { stringify } from 'yaml';
 import { OPTIONS, envName, flagName, type Config, type SettingSource } from '../config.js';
+import type { SloConfig } from '../slo/config.js';
 
 export const REDACTED = '<redacted>';
 
@@ -39,7 +42,7 @@ function upstreamList(cfg: Config): boolean {
   return cfg.origins['upstreams'] === 'file' && cfg.sources.cli['upstream'] === undefined && cfg.sources.env['INFERMETER_UPSTREAM'] === undefined;
 }
 
-/** The effective configuration as YAML, one line per setting, its source as a comment. */
+/** The effective configuration as YAML, one line per setting, its source as a comment; then `slos:` and the file's `buckets:` as the file writes them. */
 export function renderConfig(cfg: Config): string {
   const lines = ['# infermeter: the effective configuration; after each value, where it came from (flag, env, file, default)'];
   for (const o of OPTIONS) {
@@ -52,13 +55,29 @@ export function renderConfig(cfg: Config): string {
     }
     lines.push(`${o.key}: ${scalar(printable(o.key, cfg[o.key], o.secret === true))} # ${where(cfg, o.key, source)}`);
   }
-  // Comments from here on: the rest is not flag-table data, so the text above stays a valid config file.
   const file = cfg.configFile ? `file ${cfg.configFile}` : 'default';
   lines.push(`# config file: ${cfg.configFile ?? 'none'}${cfg.configFile ? ` (${where(cfg, 'configFile', cfg.origins['configFile'] ?? 'flag')})` : ''}`);
-  lines.push(`# slos (${cfg.origins['slos'] === 'file' ? file : 'default'}): ${JSON.stringify(cfg.slos)}`);
-  lines.push(`# buckets (${cfg.origins['buckets'] === 'file' ? file : 'default'}, SLO thresholds inserted): ${JSON.stringify(cfg.buckets)}`);
+  lines.push(`# slos (${cfg.origins['slos'] === 'file' ? file : 'default'}), thresholds in seconds:`, block({ slos: sloSection(cfg.slos) }));
+  // Default buckets stay a comment, so a saved print does not pin them; the file's are printed whole (thresholds inserted again on reading are already there).
+  if (cfg.origins['buckets'] === 'file') lines.push(`# buckets (${file}, SLO thresholds inserted):`, block({ buckets: cfg.buckets }));
+  else lines.push(`# buckets (default, SLO thresholds inserted): ${JSON.stringify(cfg.buckets)}`);
   lines.push(`# tracing: ${cfg.tracing ? `on (${cfg.tracing.protocol}, ${cfg.tracing.sampler}), from the OTEL_* environment` : 'off (OTEL_TRACES_EXPORTER is not otlp)'}`);
   return `${lines.join('\n')}\n`;
+}
+
+function block(section: Record<string, unknown>): string {
+  return stringify(section, { lineWidth: 0 }).trimEnd();
+}
+
+/** The SLO config under the file's own key names (prompt_classes, prompt_tokens_le). */
+function sloSection(slos: SloConfig): Record<string, unknown> {
+  return {
+    objective: slos.objective,
+    window: slos.window,
+    default: slos.default,
+    models: slos.models,
+    prompt_classes: slos.promptClasses.map((c) => ({ prompt_tokens_le: c.promptTokensLe, ...c.thresholds })),
+  };
 }
 
 /** The startup log line's fields: every value (secrets redacted), and the source of each one not defaulted. */

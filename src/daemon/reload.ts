@@ -67,14 +67,15 @@ export function restartNeeded(a: Config, b: Config): string[] {
  * as a bucket would change a series' `le` set under Prometheus (a bucket appearing mid-life
  * breaks rate() and histogram_quantile() over that range). The exact SLO counters switch
  * to the new thresholds at once; the buckets follow at the next restart. Returns the bucket
- * sets whose boundaries would differ, as "set: boundaries" for the log.
+ * sets whose boundaries would differ, in words for the log ("ttft: 0.003 added at restart").
  */
 export function bucketsKept(a: Config, b: Config): string[] {
   const out: string[] = [];
   for (const set of Object.keys(a.buckets) as BucketSet[]) {
     const missing = b.buckets[set]!.filter((x) => !a.buckets[set]!.includes(x));
     const gone = a.buckets[set]!.filter((x) => !b.buckets[set]!.includes(x));
-    if (missing.length > 0 || gone.length > 0) out.push(`${set}: ${missing.length ? `+${missing.join(',')}` : ''}${gone.length ? ` -${gone.join(',')}` : ''}`.trim());
+    const words = [missing.length ? `${missing.join(', ')} added at restart` : '', gone.length ? `${gone.join(', ')} kept until restart` : ''].filter(Boolean);
+    if (words.length > 0) out.push(`${set}: ${words.join('; ')}`);
   }
   return out;
 }

@@ -81,7 +81,7 @@ export const CONFIG_RELOAD_METRICS = [
 /** The bottleneck verdict (src/metrics/bottleneck/, docs/bottleneck.md): one-hot per model, bounded by the model label. */
 export const BOTTLENECK_METRICS = [
   { name: 'infermeter_bottleneck', type: 'gauge', unit: '1', labels: ['gen_ai_request_model', 'kind'], source: 'slo',
-    help: 'What limits the model now, one-hot: 1 for the current kind (none, queue, kv_cache, prefill, decode, gpu_throttle, upstream_errors, proxy, unknown), 0 for the others; re-judged every --bottleneck-interval over --bottleneck-window.' },
+    help: 'What limits the model now, one-hot: 1 for the current kind (none, idle, queue, kv_cache, prefill, decode, gpu_throttle, upstream_errors, proxy, unknown), 0 for the others; re-judged every --bottleneck-interval over --bottleneck-window.' },
 ] as const satisfies readonly MetricDef[];
 
 /** Headroom (src/metrics/headroom/, docs/headroom.md): two series per model label, absent while the estimate is unknown. */

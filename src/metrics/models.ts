@@ -175,7 +175,7 @@ export class ModelLabels {
       this.opts.log.warn({ upstream: this.opts.upstream }, `the upstream's /v1/models lists no model; ${fix}`);
     } else if (next === 'listed' && before !== 'listed') {
       const models = ids.slice(0, 10);
-      if (before === 'unread') this.opts.log.info({ upstream: this.opts.upstream, models, count: ids.length }, 'upstream models listed');
+      if (before === 'unread') this.opts.log.info({ upstream: this.opts.upstream, ...this.perUpstream(), models, count: ids.length }, 'upstream models listed');
       else this.opts.log.info({ upstream: this.opts.upstream, models, count: ids.length }, 'the upstream\'s /v1/models answers again; requests get their model labels');
     }
     if (next !== 'listed' && !this.retry && this.timer) {
@@ -219,8 +219,18 @@ export class ModelLabels {
     return [...new Set(ok.flatMap((l) => l.value.ids))];
   }
 
+  private get names(): string[] {
+    return [this.opts.name ?? this.opts.upstream, ...(this.opts.others ?? []).map((o) => o.name ?? o.url)];
+  }
+
+  /** Several upstreams: each one's first ten models by name (null: its list is not read yet), for the log. */
+  private perUpstream(): { upstreams?: Record<string, string[] | null> } {
+    if (!this.routed) return {};
+    return { upstreams: Object.fromEntries(this.names.map((n, i) => [n, this.lists[i]?.slice(0, 10) ?? null])) };
+  }
+
   private noteServed(lists: PromiseSettledResult<Listed>[]): void {
-    const names = [this.opts.name ?? this.opts.upstream, ...(this.opts.others ?? []).map((o) => o.name ?? o.url)];
+    const names = this.names;
     lists.forEach((l, i) => {
       if (l.status !== 'fulfilled') return;
       this.lists[i] = l.value.ids;

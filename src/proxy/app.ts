@@ -26,6 +26,7 @@ import { listenerTls, upstreamConnectOptions, type UpstreamTlsFiles } from '../l
 import { TracePropagator } from './trace-context.js';
 import type { TraceSettings } from '../lib/trace-env.js';
 import { UpstreamSet } from './upstreams.js';
+import { overLimit } from './body-limit.js';
 import type { UpstreamSpec } from '../lib/upstream-spec.js';
 
 /** Methods forwarded; anything else (TRACE, CONNECT, WebDAV verbs) is refused with 405. */
@@ -113,6 +114,11 @@ export function buildApp(config: ProxyOptions, sink: RecordSink, log: Logger): A
   // An https.Server is an http.Server for everything here (close, closeIdleConnections, ...).
   const server = (tls ? createHttpsServer({ ...options, ...tls }) : createServer(options)) as Server;
   server.timeout = 0;
+  // `Expect: 100-continue`: no `100 Continue` for a body already declared over the limit; the exchange answers 413 (body-limit.ts).
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (!overLimit(req, config.bodyLimit)) res.writeContinue();
+    server.emit('request', req, res);
+  });
   const takeOver = (request: FastifyRequest, reply: FastifyReply): void => {
     reply.hijack();
     handle(request.raw, reply.raw);

@@ -10,6 +10,7 @@ import { InfermeterError, errorCode, isTimeout, upstreamError } from '../lib/err
 import type { Outcome } from '../record/record.js';
 import type { RecordSink } from '../record/sink.js';
 import { readGenerationRequest } from './body.js';
+import { refuseBody, tooLarge } from './body-limit.js';
 import { clientResponseHeaders, headerValue, upstreamRequestHeaders } from './headers.js';
 import { RequestMeter } from './meter.js';
 import type { RouteInfo } from '../record/routes.js';
@@ -105,9 +106,13 @@ export class Exchange implements Dispatcher.DispatchHandler {
       injected = gen.injected;
       if (gen.unreadable) this.meter.failure = 'invalid_body';
       body = gen.body;
+    } else if (this.route.readsModel && this.req.method === 'POST') {
+      body = await this.readBody();
+      if (!body) return;
+      this.model = readGenerationRequest(body, false).model;
     } else if (hasBody(this.req)) {
       const declared = Number(this.req.headers['content-length'] ?? 0);
-      if (declared > this.ctx.bodyLimit) return this.reject(new InfermeterError('BODY_TOO_LARGE'));
+      if (declared > this.ctx.bodyLimit) return this.reject(tooLarge(this.ctx.bodyLimit));
       body = this.req;
     }
     if (injected) {
@@ -280,7 +285,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
   private readBody(): Promise<Buffer | null> {
     const declared = Number(this.req.headers['content-length'] ?? 0);
     if (declared > this.ctx.bodyLimit) {
-      this.reject(new InfermeterError('BODY_TOO_LARGE'));
+      this.reject(tooLarge(this.ctx.bodyLimit));
       return Promise.resolve(null);
     }
     // Plain 'data'/'end' listeners: an async iterator costs a promise and a tick per read.
@@ -298,8 +303,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
       const onData = (chunk: Buffer) => {
         size += chunk.length;
         if (size > this.ctx.bodyLimit) {
-          req.pause();
-          this.reject(new InfermeterError('BODY_TOO_LARGE'));
+          this.reject(tooLarge(this.ctx.bodyLimit));
           return done(null);
         }
         parts.push(chunk);
@@ -327,10 +331,8 @@ export class Exchange implements Dispatcher.DispatchHandler {
   private reject(err: InfermeterError): void {
     if (!this.res.headersSent && !this.clientGone) {
       const payload = err.body();
-      // After a 413 the rest of the body is still on the wire: close rather than parse it as a request.
-      const close = err.code === 'BODY_TOO_LARGE' ? { connection: 'close' } : {};
-      this.res.writeHead(err.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...close });
-      this.res.end(payload);
+      if (err.code === 'BODY_TOO_LARGE') refuseBody(this.req, this.res, payload, this.ctx.bodyLimit);
+      else this.res.writeHead(err.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }).end(payload);
     } else {
       this.res.destroy();
     }

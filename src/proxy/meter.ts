@@ -138,15 +138,7 @@ export class RequestMeter {
       f = scanned.facts;
       if (scanned.tokenStart >= 0 && this.templateMisses < MAX_TEMPLATE_MISSES) this.adopt(buf, start, end, scanned);
       if (this.readsResponse && this.typed === null) this.readScannedResponse(buf, start, end, f);
-      else if (this.readsResponse && !this.modelLooked && this.firstToken < 0) {
-        // A typed stream: the scan answers response.created (no usage, no token) without a parse,
-        // and the model it names needs one. Only events before the first token, and only with tracing on.
-        try {
-          this.lookForModel(JSON.parse(buf.toString('utf8', start, end)));
-        } catch {
-          // The scan vouched for the JSON; a surprise here costs the span its model, nothing else.
-        }
-      }
+      else if (this.readsResponse && !this.modelLooked && this.firstToken < 0) this.lookForScannedModel(buf, start, end);
     } else {
       const doc = this.parse(buf.toString('utf8', start, end));
       if (doc === INVALID) return GIVE_UP;
@@ -177,6 +169,15 @@ export class RequestMeter {
   }
 
   /** A chat-shaped event the scan answered (never a template hit, whose finish_reason is null): a finish reason may be here. */
+  /** A typed stream's response.created / message_start answered by the scan: the model it names needs a parse (tracing on, before the first token only). */
+  private lookForScannedModel(buf: Buffer, start: number, end: number): void {
+    try {
+      this.lookForModel(JSON.parse(buf.toString('utf8', start, end)));
+    } catch {
+      // The scan vouched for the JSON; a surprise here costs the span its model, nothing else.
+    }
+  }
+
   private readScannedResponse(buf: Buffer, start: number, end: number, f: EventFacts): void {
     finishReasonsIn(buf, start, end, this.finishReasons);
     if (f.token && !this.modelLooked) {

@@ -14,6 +14,8 @@ export interface RouteInfo {
   metered: boolean;
   /** The API whose events the route's responses carry; null for a route that is not a generation. */
   api: ApiName | null;
+  /** Not metered, but its small JSON body names the model: read for the model label and routing (token counting). */
+  readsModel?: boolean;
 }
 
 const TABLE: Record<string, RouteInfo> = {
@@ -22,8 +24,8 @@ const TABLE: Record<string, RouteInfo> = {
   '/v1/messages': { route: 'messages', operation: 'chat', metered: true, api: 'messages' },
   '/v1/responses': { route: 'responses', operation: 'chat', metered: true, api: 'responses' },
   // Token counting generates nothing: counted by route, never timed.
-  '/v1/messages/count_tokens': { route: 'messages_count_tokens', operation: 'other', metered: false, api: null },
-  '/v1/responses/input_tokens': { route: 'responses_input_tokens', operation: 'other', metered: false, api: null },
+  '/v1/messages/count_tokens': { route: 'messages_count_tokens', operation: 'other', metered: false, api: null, readsModel: true },
+  '/v1/responses/input_tokens': { route: 'responses_input_tokens', operation: 'other', metered: false, api: null, readsModel: true },
   '/v1/embeddings': { route: 'embeddings', operation: 'embeddings', metered: false, api: null },
   '/v1/models': { route: 'models', operation: 'other', metered: false, api: null },
   '/health': { route: 'health', operation: 'other', metered: false, api: null },

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { ConfigError } from '../lib/errors.js';
+import { nearest } from '../lib/nearest.js';
 import type { BucketSet } from '../lib/metric-def.js';
 import { parseDuration } from '../lib/parse.js';
 
@@ -81,12 +82,24 @@ const schema = z
   })
   .strict();
 
+const TOP_KEYS = ['objective', 'window', 'default', 'models', 'prompt_classes'];
+
+/** Unknown keys, each with the known key it is nearest to ("did you mean"), as unknown top-level keys of the file get. */
+function unknownKeys(keys: readonly string[], path: readonly PropertyKey[]): string {
+  const known = path.length === 0 ? TOP_KEYS : path[0] === 'prompt_classes' ? ['prompt_tokens_le', ...SLO_NAMES] : [...SLO_NAMES];
+  const hints = keys.flatMap((k) => {
+    const near = nearest(k, known);
+    return near ? [`${k}: did you mean ${near}?`] : [];
+  });
+  return `unknown key(s): ${keys.join(', ')} (expected ${known.join(', ')}${hints.length ? `; ${hints.join('; ')}` : ''})`;
+}
+
 export function parseSloConfig(raw: unknown, where: string): SloConfig {
   const r = schema.safeParse(raw ?? {});
   if (!r.success) {
     const issue = r.error.issues[0]!;
     const key = issue.path.length ? `.${issue.path.join('.')}` : '';
-    throw new ConfigError(`${where}${key}`, issue.message);
+    throw new ConfigError(`${where}${key}`, issue.code === 'unrecognized_keys' ? unknownKeys(issue.keys, issue.path) : issue.message);
   }
   const { prompt_classes, ...rest } = r.data;
   return {

@@ -188,11 +188,20 @@ async function pageOnce(base: string, kind: BottleneckKind, signals: SignalName[
     assert.match(verdict[1]!, /data-field="bottleneck"/, 'the verdict is the row\'s first figure');
     assert.match(verdict[1]!, new RegExp(`data-value="${kind}"`), `the page shows: ${text}`);
     assert.ok(text.startsWith(kind), text);
-    for (const s of signals) assert.ok(text.includes(s), `${s} on the page: ${text}`);
+    for (const s of signals) assert.ok(text.includes(signalWords(s)), `${s} on the page, in words: ${text}`);
+    assert.doesNotMatch(text, /[a-z][A-Z]/, `no camelCase signal name on the page: ${text}`);
+    assert.doesNotMatch(text, /\d\.\d+ requests/, `a count of requests is a count: ${text}`);
     return text;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+const WORD_CASE: Record<string, string> = { ttft: 'TTFT', tpot: 'TPOT', kv: 'KV', gpu: 'GPU', slo: 'SLO', sm: 'SM', dram: 'DRAM' };
+
+/** How the page names a signal: engineWaiting as "engine waiting", ttftP99 as "TTFT P99". */
+export function signalWords(name: string): string {
+  return name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(' ').map((w) => WORD_CASE[w.toLowerCase()] ?? (/^p\d+$/i.test(w) ? w.toUpperCase() : w.toLowerCase())).join(' ');
 }
 
 /** A prompt of about `tokens` tokens (the simulator counts ~4 characters a token), distinct per request. */

@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,6 +61,8 @@ const usage: [string, string[], Record<string, string>, RegExp][] = [
   ['serve: a bad environment value', UP, { INFERMETER_IDLE_TIMEOUT: 'soon' }, /--idle-timeout \(env INFERMETER_IDLE_TIMEOUT\): expected a duration/],
   ['serve: a bad config file value', ['--config', badFile], {}, /--engine \(config key engine in .*bad\.yaml\): expected one of/],
   ['serve: a required setting missing', [], {}, /--upstream: is required/],
+  ['serve: --upstream is its own --listen', ['--upstream', 'http://localhost:18080', '--listen', '0.0.0.0:18080'], {}, /--upstream: http:\/\/localhost:18080 is infermeter's own --listen 0\.0\.0\.0:18080: requests would loop back/],
+  ['serve: --metrics-listen on the --listen address', [...UP, '--listen', '127.0.0.1:18080', '--metrics-listen', '0.0.0.0:18080'], {}, /--metrics-listen: 0\.0\.0\.0:18080 is the proxy's --listen 127\.0\.0\.1:18080/],
   ['serve: an unknown config key, the nearest named', ['--config', kebabFile], {}, /unknown key\(s\): metrics-listen \(.*metrics-listen: did you mean metricsListen\?\)/],
   ['rules: an unknown config key, the nearest named', ['rules', '--config', kebabFile], {}, /did you mean metricsListen\?/],
   ['rules: --config missing', ['rules'], {}, /required option '--config <file>' not specified/],
@@ -123,6 +125,9 @@ test('the metrics port in use: exit 1, one line naming --metrics-listen', async 
 const runtime: [string, string[], RegExp][] = [
   ['--config naming a file that does not exist', ['--config', join(dir, 'missing.yaml')], /--config: cannot read .*missing\.yaml: ENOENT/],
   ['rules --config naming a file that does not exist', ['rules', '--config', join(dir, 'missing.yaml')], /--config: cannot read .*missing\.yaml/],
+  ['bench compare naming a report that does not exist', ['bench', 'compare', join(dir, 'nope'), join(dir, 'nope')], /^infermeter: bench compare: cannot read .*nope: no such file or directory \(ENOENT\)$/],
+  ['bench compare naming a file that is no report', ['bench', 'compare', badFile, badFile], /^infermeter: bench compare: .*bad\.yaml: not an infermeter bench report$/],
+  ['bench against a target nothing listens on', ['bench', '--target', 'http://127.0.0.1:9', '--out', join(dir, 'dead-target')], /^infermeter: bench: cannot reach --target http:\/\/127\.0\.0\.1:9: .*ECONNREFUSED/],
   ['--tls-cert naming a file that does not exist', [...UP, '--tls-cert', join(dir, 'missing.crt'), '--tls-key', join(dir, 'missing.key')], /--tls-cert: cannot read .*missing\.crt/],
 ];
 
@@ -134,3 +139,7 @@ for (const [what, args, pattern] of runtime) {
     assert.doesNotMatch(r.stderr, /invalid configuration/);
   });
 }
+
+test('bench against a dead target writes no report', () => {
+  assert.equal(existsSync(join(dir, 'dead-target')), false, 'no "infermeter bench: –" report for a target that never answered');
+});

@@ -102,6 +102,6 @@ test('background: true is counted with no E2E and no tokens; count_tokens and in
   assert.equal(d('infermeter_requests_total', { route: 'responses', outcome: 'ok' }), 1);
   assert.equal(d('gen_ai_server_request_duration_seconds_count'), 0, 'a queued answer is no generation time');
   assert.equal(d('infermeter_tokens_total', { gen_ai_token_type: 'output' }), 0);
-  assert.equal(d('infermeter_requests_total', { route: 'messages_count_tokens' }), 1);
-  assert.equal(d('infermeter_requests_total', { route: 'responses_input_tokens' }), 1);
+  assert.equal(d('infermeter_requests_total', { route: 'messages_count_tokens', gen_ai_request_model: 'sim-a' }), 1, 'the body names the model');
+  assert.equal(d('infermeter_requests_total', { route: 'responses_input_tokens', gen_ai_request_model: 'sim-a' }), 1, 'the body names the model');
 });

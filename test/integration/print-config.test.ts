@@ -54,7 +54,8 @@ test('--print-config: each value with its source, secrets redacted, exit 0', () 
   assert.equal(line('metricsListen'), 'metricsListen: 0.0.0.0:9464 # default');
   assert.equal(line('engineMetrics'), 'engineMetrics: http://127.0.0.1:8000/metrics # default');
   assert.match(r.stdout, new RegExp(`^# config file: ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(flag --config\\)$`, 'm'));
-  assert.match(r.stdout, /^# slos \(file .*mixed\.yaml\): .*"ttft":0\.75/m);
+  assert.match(r.stdout, /^# slos \(file .*mixed\.yaml\), thresholds in seconds:$/m);
+  assert.deepEqual((parseYaml(r.stdout) as { slos: unknown }).slos, { objective: 0.99, window: '30d', default: { ttft: 0.75 }, models: {}, prompt_classes: [] });
   for (const secret of ['hunter2', 'env-salt-secret', 'file-salt-secret']) assert.ok(!r.stdout.includes(secret), `${secret} printed`);
   assert.equal(r.stderr, '');
 });

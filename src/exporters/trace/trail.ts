@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { EngineKind } from '../../lib/engines.js';
 import type { TraceSettings } from '../../lib/trace-env.js';
 import { UntilReady, loadThenFeed } from '../../lib/until-ready.js';
-import type { RequestRecord } from '../../record/record.js';
+import { tpotSeconds, type RequestRecord } from '../../record/record.js';
 import type { Verdict } from '../../slo/judge.js';
 import type { SloName } from '../../slo/config.js';
 import type { JudgedBatch } from '../../metrics/batch.js';
@@ -97,8 +97,11 @@ export class RequestTrail implements BatchConsumer {
     this.lastBreachLog = now;
     const since = this.breachesUnlogged;
     this.breachesUnlogged = 0;
+    // Every measured latency, so each SLO the line names has its value beside it.
+    const tpot = tpotSeconds(r);
     this.log.warn({
-      model, slo: breached, traceId: r.traceId ?? undefined, ttftSeconds: r.ttft >= 0 ? r.ttft : undefined, e2eSeconds: r.e2e >= 0 ? r.e2e : undefined,
+      model, slo: breached, traceId: r.traceId ?? undefined, ttftSeconds: r.ttft >= 0 ? r.ttft : undefined, ttfoSeconds: r.ttfo >= 0 ? r.ttfo : undefined,
+      tpotSeconds: tpot >= 0 ? tpot : undefined, e2eSeconds: r.e2e >= 0 ? r.e2e : undefined,
       outputTokens: r.outputTokens, inFlightAtStart: r.inFlightAtStart, breachesNotLogged: since,
     }, 'a request missed its SLO; see /debug/requests');
   }

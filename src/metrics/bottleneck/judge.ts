@@ -5,7 +5,7 @@
  * won `confirm` evaluations in a row, so a regime that flips every few seconds does not flip
  * the verdict with it.
  */
-import { ADVICE_ENGINES, NONE_ADVICE, NONE_LATENCY, RULES, UNKNOWN_ADVICE, type AdviceEngine, type BottleneckKind, type Condition, type Rule } from './rules.js';
+import { ADVICE_ENGINES, FALLBACK_TARGETS, NONE_ADVICE, NONE_LATENCY, RULES, ENGINE_METRICS_ADVICE, ENGINE_SIGNALS, GPU_ADVICE, type AdviceEngine, type BottleneckKind, type Condition, type Rule } from './rules.js';
 import { SIGNALS, type SignalName, type Signals } from './signals.js';
 
 export interface EvidenceItem {
@@ -111,26 +111,44 @@ function evidenceOf(m: Match, s: Signals): EvidenceItem[] {
   return out;
 }
 
-function adviceOf(kind: BottleneckKind, rule: Rule | null, engine: string): AdviceItem[] {
-  const table = rule ? rule.advice : kind === 'none' ? NONE_ADVICE : UNKNOWN_ADVICE;
-  const order = [...ADVICE_ENGINES].sort((a, b) => Number(b === engine) - Number(a === engine));
-  return order.map((e) => ({ engine: e, text: table[e] }));
+/** Who reads the advice: the daemon (its flags) or bench (its own, fewer). */
+export type AdviceReader = keyof typeof GPU_ADVICE;
+
+/** `unknown`: only the signals that are missing, with the flags of whoever reads it. */
+function unknownAdvice(missing: readonly SignalName[], e: AdviceEngine, reader: AdviceReader): string {
+  const asks = [
+    missing.some((s) => (ENGINE_SIGNALS as readonly string[]).includes(s)) ? ENGINE_METRICS_ADVICE[e] : '',
+    missing.some((s) => s.startsWith('gpu')) ? GPU_ADVICE[reader] : '',
+  ].filter(Boolean);
+  return asks.length ? `give infermeter the missing signals: ${asks.join(' and ')}` : 'no rule explains the latency: read the evidence against the rules in docs/bottleneck.md';
 }
 
-function summaryOf(m: Match): string {
+function adviceOf(m: Match, engine: string, reader: AdviceReader): AdviceItem[] {
+  const order = [...ADVICE_ENGINES].sort((a, b) => Number(b === engine) - Number(a === engine));
+  const text = (e: AdviceEngine) => (m.rule ? m.rule.advice[e] : m.kind === 'none' ? NONE_ADVICE[e] : unknownAdvice(m.missing, e, reader));
+  return order.map((e) => ({ engine: e, text: text(e) }));
+}
+
+/** The latency targets that are infermeter's fallbacks (no SLO of that name), in words; '' when every one is an SLO. */
+function defaultTargets(s: Signals): string {
+  const fallback = [s.basis.ttftOverTarget?.startsWith('no TTFT SLO') ? `TTFT ${FALLBACK_TARGETS.ttft} s` : '', s.basis.tpotOverTarget?.startsWith('no TPOT SLO') ? `TPOT ${FALLBACK_TARGETS.tpot * 1000} ms` : ''].filter(Boolean);
+  return fallback.length ? ` (no SLO set: infermeter's default ${fallback.join(' and ')}; set slos: for your own)` : '';
+}
+
+function summaryOf(m: Match, s: Signals): string {
   if (m.rule) return m.rule.summary;
-  if (m.kind === 'none') return 'meeting its latency targets with room';
+  if (m.kind === 'none') return `meeting its latency targets with room${defaultTargets(s)}`;
   return m.missing.length > 0 ? `latency is over target and the signals that would explain it are missing: ${m.missing.join(', ')}` : 'latency is over target and no rule explains it';
 }
 
 /** The verdict of one snapshot for a given match. */
-export function verdictOf(m: Match, s: Signals, since: number): BottleneckVerdict {
-  return { kind: m.kind, since, summary: summaryOf(m), evidence: evidenceOf(m, s), advice: adviceOf(m.kind, m.rule, s.engine), missing: m.missing };
+export function verdictOf(m: Match, s: Signals, since: number, reader: AdviceReader = 'live'): BottleneckVerdict {
+  return { kind: m.kind, since, summary: summaryOf(m, s), evidence: evidenceOf(m, s), advice: adviceOf(m, s.engine, reader), missing: m.missing };
 }
 
 /** Classifies one snapshot with no history (bench steps): no hysteresis. */
-export function judgeOnce(s: Signals, at: number): BottleneckVerdict {
-  return verdictOf(classify(s, null), s, at);
+export function judgeOnce(s: Signals, at: number, reader: AdviceReader = 'live'): BottleneckVerdict {
+  return verdictOf(classify(s, null), s, at, reader);
 }
 
 export interface JudgeOptions {
@@ -152,6 +170,9 @@ export class BottleneckJudge {
 
   update(s: Signals, now: number): BottleneckVerdict {
     const m = classify(s, this.current);
+    // No request finished in the whole window is a fact, not a noisy reading: idle at once, so a model whose traffic
+    // stopped says it as soon as one that never had any. One or two (sparse traffic) still need confirming.
+    if (m.kind === 'idle' && s.values.requests === 0 && this.current !== 'idle') this.current = null;
     if (this.current === null || m.kind === this.current) {
       if (this.current === null) this.since = now;
       this.current = m.kind;

@@ -8,7 +8,7 @@
  */
 import type { SignalName } from './signals.js';
 
-export const BOTTLENECK_KINDS = ['none', 'queue', 'kv_cache', 'prefill', 'decode', 'gpu_throttle', 'upstream_errors', 'proxy', 'unknown'] as const;
+export const BOTTLENECK_KINDS = ['none', 'idle', 'queue', 'kv_cache', 'prefill', 'decode', 'gpu_throttle', 'upstream_errors', 'proxy', 'unknown'] as const;
 export type BottleneckKind = (typeof BOTTLENECK_KINDS)[number];
 
 export interface Condition {
@@ -49,9 +49,10 @@ export const FALLBACK_TARGETS = { ttft: 1, tpot: 0.1 } as const;
 
 export const RULES: readonly Rule[] = [
   {
-    kind: 'unknown', summary: 'too few requests in the window to judge',
+    // A model whose traffic stopped and one that never had any read alike (judge.ts switches to it at once).
+    kind: 'idle', summary: 'idle: too few requests finished in the window to judge',
     when: [[c('requests', '<=', MIN_REQUESTS - 1, MIN_REQUESTS - 1)]], evidence: [],
-    advice: { vllm: 'send traffic, or widen --bottleneck-window', sglang: 'send traffic, or widen --bottleneck-window', llamacpp: 'send traffic, or widen --bottleneck-window' },
+    advice: { vllm: 'nothing to judge: send traffic, or widen --bottleneck-window', sglang: 'nothing to judge: send traffic, or widen --bottleneck-window', llamacpp: 'nothing to judge: send traffic, or widen --bottleneck-window' },
   },
   {
     kind: 'proxy', summary: 'infermeter\'s own proxy event loop lags: the proxy, not the engine, adds the latency',
@@ -134,11 +135,16 @@ export const RULES: readonly Rule[] = [
 export const NONE_ADVICE: Record<AdviceEngine, string> = {
   vllm: 'nothing to change: meeting its targets with room', sglang: 'nothing to change: meeting its targets with room', llamacpp: 'nothing to change: meeting its targets with room',
 };
-export const UNKNOWN_ADVICE: Record<AdviceEngine, string> = {
-  vllm: 'give infermeter the missing signals: the engine collector (--engine-metrics, the server\'s /metrics) and the GPU collector (nvidia-smi, or --gpu-source dcgm-exporter)',
-  sglang: 'start SGLang with --enable-metrics and point --engine-metrics at it; GPU collector: nvidia-smi or --gpu-source dcgm-exporter',
-  llamacpp: 'start llama-server with --metrics and point --engine-metrics at it; GPU collector: nvidia-smi or --gpu-source dcgm-exporter',
+/** `unknown` asks for the engine's series when one of these is missing (judge.ts names only what is missing). */
+export const ENGINE_SIGNALS = ['engineWaiting', 'engineRunning', 'kvCacheUsage', 'kvCacheUsageMax', 'preemptionsPerSecond', 'queueTimeMean', 'queueShare', 'prefillShare'] as const;
+/** How each engine exports what ENGINE_SIGNALS read. */
+export const ENGINE_METRICS_ADVICE: Record<AdviceEngine, string> = {
+  vllm: 'the engine\'s series (--engine-metrics, the server\'s /metrics)',
+  sglang: 'the engine\'s series (start SGLang with --enable-metrics and point --engine-metrics at it)',
+  llamacpp: 'the engine\'s series (start llama-server with --metrics and point --engine-metrics at it)',
 };
+/** Where GPU readings come from: the daemon's collector, or bench's own sampler. */
+export const GPU_ADVICE = { live: 'the GPU readings (nvidia-smi on PATH or --nvidia-smi, or --gpu-source dcgm-exporter)', bench: 'the GPU readings (run bench on the GPU machine, nvidia-smi on PATH or --nvidia-smi)' } as const;
 
 /** `none` needs latency within target: latencyOverTarget below this (exit: this + 0.1). */
 export const NONE_LATENCY = { enter: 1, exit: 1.1 } as const;

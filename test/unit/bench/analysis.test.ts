@@ -59,3 +59,17 @@ test('a step judged none that still missed its SLOs says so instead of claiming 
   r.steps[0]!.analysis = { ...r.steps[0]!.analysis!, kind: 'none' };
   assert.match(renderAnalysis(r).join('\n'), /\*\*1 req\/s: none\*\*.*Yet the SLOs were missed \(worst attainment [\d.]+ %\)/);
 });
+
+test('a rate step that sent less than 90 % of its offered rate is flagged as under-delivered; a full one is not', () => {
+  const r = report();
+  analyzeSteps(r);
+  const last = r.steps[2]!;
+  const offered = last.load * last.durationSeconds;
+  last.summary = { ...last.summary, requests: Math.floor(0.5 * offered) };
+  const text = renderAnalysis(r).join('\n');
+  assert.match(text, new RegExp(`\\*\\*8 req/s: queue\\*\\*.* The step under-delivered: it sent ${Math.floor(0.5 * offered)} requests in ${last.durationSeconds} s \\(${(Math.floor(0.5 * offered) / last.durationSeconds).toFixed(2)} req/s\\) of the 8 req/s offered`));
+  last.summary = { ...last.summary, requests: offered };
+  const line = renderAnalysis(r).find((l) => l.startsWith('- **8 req/s'));
+  assert.ok(line);
+  assert.doesNotMatch(line, /under-delivered/);
+});

@@ -24,7 +24,17 @@ test('reresolve: same flags and environment, the file read again; live settings,
   assert.equal(r.next.shutdownTimeout, 5);
   assert.equal(r.next.engine, 'sglang');
   assert.deepEqual(r.restartNeeded, ['--body-limit']);
-  assert.deepEqual(r.bucketsKept, ['ttft: +0.003', 'ttft_by_prompt: +0.003'], 'a new boundary a restart would add (1 s is a default boundary anyway)');
+  assert.deepEqual(r.bucketsKept, ['ttft: 0.003 added at restart', 'ttft_by_prompt: 0.003 added at restart'], 'a new boundary a restart would add (1 s is a default boundary anyway)');
+});
+
+test('bucketsKept: in words, a threshold gone from one set only (0.06 stays a default TTFT boundary)', () => {
+  const file = join(dir, 'gone.yml');
+  writeFileSync(file, 'slos:\n  default:\n    ttft: 60ms\n');
+  const cfg = resolveConfig({ upstream: 'http://127.0.0.1:8000', config: file }, {});
+  writeFileSync(file, 'slos:\n  default:\n    ttft: 3ms\n');
+  const r = reresolve(cfg);
+  assert.ok(r.ok);
+  assert.deepEqual(r.bucketsKept, ['ttft: 0.003 added at restart', 'ttft_by_prompt: 0.003 added at restart; 0.06 kept until restart']);
 });
 
 test('reresolve: a broken file is an outcome, not a throw, with the startup message', () => {

@@ -47,7 +47,7 @@ const REGIMES: { kind: (typeof BOTTLENECK_KINDS)[number]; values: Partial<Record
   { kind: 'gpu_throttle', values: { gpuPowerViolation: 0.4, tpotOverTarget: 1.5, latencyOverTarget: 1.5 }, cites: ['gpuPowerViolation', 'latencyOverTarget'] },
   { kind: 'upstream_errors', values: { failureRatio: 0.5 }, cites: ['failureRatio', 'requests'] },
   { kind: 'proxy', values: { proxyLoopDelayP99: 0.2, proxyLagShare: 3.3 }, cites: ['proxyLoopDelayP99', 'proxyLagShare', 'ttftP50'] },
-  { kind: 'unknown', values: { requests: 1 }, cites: ['requests'] },
+  { kind: 'idle', values: { requests: 1 }, cites: ['requests'] },
 ];
 
 for (const r of REGIMES) {
@@ -66,9 +66,10 @@ for (const r of REGIMES) {
   });
 }
 
-test('every rule cites signals from the table, every kind but none has a row, thresholds hysteresis runs the right way', () => {
-  const kinds = new Set(RULES.map((r) => r.kind));
-  for (const k of BOTTLENECK_KINDS) if (k !== 'none') assert.ok(kinds.has(k), k);
+test('every rule cites signals from the table, every kind but none and unknown (what no row explains) has a row, thresholds hysteresis runs the right way', () => {
+  const kinds = new Set<string>(RULES.map((r) => r.kind));
+  for (const k of BOTTLENECK_KINDS) if (k !== 'none' && k !== 'unknown') assert.ok(kinds.has(k), k);
+  assert.ok(!kinds.has('unknown'), 'unknown is the fallback of judge.ts, not a row');
   for (const r of RULES) {
     for (const alt of r.when) for (const c of alt) {
       assert.ok((SIGNAL_NAMES as readonly string[]).includes(c.signal), c.signal);
@@ -219,4 +220,54 @@ test('--bottleneck-bench with a file that is not a bench report is refused namin
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('none says when its latency targets are infermeter\'s defaults (no SLO set), and not when they are SLOs', () => {
+  const fallback = base();
+  fallback.basis.ttftOverTarget = 'no TTFT SLO: fallback target 1 s';
+  fallback.basis.tpotOverTarget = 'no TPOT SLO: fallback target 0.1 s';
+  assert.equal(judgeOnce(fallback, 0).summary, 'meeting its latency targets with room (no SLO set: infermeter\'s default TTFT 1 s and TPOT 100 ms; set slos: for your own)');
+  const tpotOnly = base();
+  tpotOnly.basis.ttftOverTarget = 'no TTFT SLO: fallback target 1 s';
+  assert.match(judgeOnce(tpotOnly, 0).summary, /default TTFT 1 s;/);
+  assert.equal(judgeOnce(base(), 0).summary, 'meeting its latency targets with room', 'both targets are SLOs: no default named');
+});
+
+test('traffic that stops: idle at the first evaluation with no request in the window, as a model that never had any', () => {
+  const judge = new BottleneckJudge({ confirm: 2 });
+  assert.equal(judge.update(base(), 1).kind, 'none');
+  assert.equal(judge.update(base(), 2).kind, 'none');
+  const stopped = judge.update(withValues({ requests: 0, requestsPerSecond: 0, ttftP99: null, tpotP50: null, latencyOverTarget: null, ttftOverTarget: null, tpotOverTarget: null }), 3);
+  assert.equal(stopped.kind, 'idle', 'no confirmation needed: an empty window is a count, not a noisy reading');
+  assert.equal(stopped.since, 3);
+  const never = new BottleneckJudge({ confirm: 2 }).update(withValues({ requests: 0, requestsPerSecond: 0 }), 3);
+  assert.deepEqual([never.kind, never.summary], [stopped.kind, stopped.summary]);
+  // Sparse traffic (one or two requests in the window) is confirmed as usual: one stream's gaps do not flap the verdict.
+  const sparse = new BottleneckJudge({ confirm: 2 });
+  sparse.update(base(), 1);
+  assert.equal(sparse.update(withValues({ requests: 2 }), 2).kind, 'none');
+  assert.equal(sparse.update(withValues({ requests: 2 }), 3).kind, 'idle');
+  // Traffic again: the usual confirmation applies to leaving idle.
+  assert.equal(judge.update(base(), 4).kind, 'idle');
+  assert.equal(judge.update(base(), 5).kind, 'none');
+});
+
+test('unknown asks only for the signals that are missing, with the flags of whoever reads it (bench has no --gpu-source)', () => {
+  const slow = { ttftOverTarget: 3, latencyOverTarget: 3, prefillShare: 0.1 };
+  const noGpu = withValues({ ...slow, gpuUtilization: null, gpuPowerViolation: null, gpuThermalViolation: null, gpuSmClockRatio: null, gpuDramActive: null });
+  const live = judgeOnce(noGpu, 0);
+  assert.equal(live.kind, 'unknown');
+  assert.equal(live.advice[0]!.text, 'give infermeter the missing signals: the GPU readings (nvidia-smi on PATH or --nvidia-smi, or --gpu-source dcgm-exporter)');
+  const bench = judgeOnce(noGpu, 0, 'bench');
+  for (const a of bench.advice) {
+    assert.doesNotMatch(a.text, /--gpu-source|engine/, 'the engine series are there: not asked for; bench has no --gpu-source');
+    assert.match(a.text, /GPU readings \(run bench on the GPU machine/);
+  }
+  const noEngine = judgeOnce(withValues({ ...slow, prefillShare: null, engineWaiting: null, engineRunning: null, kvCacheUsage: null, kvCacheUsageMax: null, preemptionsPerSecond: null, queueTimeMean: null, queueShare: null }), 0, 'bench');
+  assert.equal(noEngine.kind, 'unknown');
+  assert.deepEqual(noEngine.advice.map((a) => a.text), [
+    'give infermeter the missing signals: the engine\'s series (--engine-metrics, the server\'s /metrics)',
+    'give infermeter the missing signals: the engine\'s series (start SGLang with --enable-metrics and point --engine-metrics at it)',
+    'give infermeter the missing signals: the engine\'s series (start llama-server with --metrics and point --engine-metrics at it)',
+  ]);
 });

@@ -75,3 +75,17 @@ test('one upstream: nothing is handed on (there is nothing to route)', async () 
   assert.equal(handed, 0);
   labels.stop();
 });
+
+test('several upstreams: the "upstream models listed" line names every upstream with its models', async () => {
+  const a = await upstream(['model-a']);
+  const b = await upstream(['model-b', 'shared']);
+  const lines: Record<string, unknown>[] = [];
+  const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+  const labels = new ModelLabels({ allowlist: [], upstream: a, name: 'engine-a', refreshSeconds: 3600, log, others: [{ url: b, name: 'engine-b' }] });
+  await labels.refresh();
+  labels.stop();
+  const listed = lines.filter((l) => l['msg'] === 'upstream models listed');
+  assert.equal(listed.length, 1);
+  assert.deepEqual(listed[0]!['upstreams'], { 'engine-a': ['model-a'], 'engine-b': ['model-b', 'shared'] });
+  assert.deepEqual(listed[0]!['models'], ['model-a', 'model-b', 'shared']);
+});

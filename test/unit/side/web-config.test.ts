@@ -16,6 +16,8 @@ import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import { Agent, request } from 'undici';
 import { listenerTlsOptions, loadWebConfig } from '../../../src/lib/web-config.js';
+import { MetricsListener } from '../../../src/side/listener.js';
+import type { Routes } from '../../../src/metrics/consumer.js';
 import { WebGuard } from '../../../src/side/web-config.js';
 import { makeCerts } from '../../fakes/certs.js';
 

@@ -117,14 +117,26 @@ function outcomeCounts(m) {
 }
 
 // The verdict first, with the numbers it was decided from; the hover adds the advice.
+/** @type {Record<string, string>} */
+var WORD_CASE = { ttft: 'TTFT', tpot: 'TPOT', kv: 'KV', gpu: 'GPU', slo: 'SLO', sm: 'SM', dram: 'DRAM' };
+/** A signal's name in words (engineWaiting: engine waiting, ttftP99: TTFT P99); /api/v1/status keeps the names. @param {string} name */
+function signalWords(name) {
+  return name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(' ').map(function (w) {
+    var l = w.toLowerCase();
+    return WORD_CASE[l] || (/^p\d+$/.test(l) ? l.toUpperCase() : l);
+  }).join(' ');
+}
 /** @param {Evidence} e */
 function fmtEvidence(e) {
-  if (e.value == null) return e.signal + ' ' + DASH;
-  var v = e.unit === 's' ? fmtSeconds(e.value) : e.unit === 'ratio' ? (e.value * 100).toFixed(0) + ' %' : fmtNum(e.value, e.unit);
-  return e.signal + ' ' + v + ' (' + e.window + ')';
+  var name = signalWords(e.signal);
+  if (e.value == null) return name + ' ' + DASH;
+  // A count of requests reads as one (engine waiting 0, requests 12), not "0.00 requests".
+  var v = e.unit === 's' ? fmtSeconds(e.value) : e.unit === 'ratio' ? (e.value * 100).toFixed(0) + ' %'
+    : e.unit === 'requests' ? fmtNum(e.value, '', Number.isInteger(e.value) ? 0 : 1) : fmtNum(e.value, e.unit);
+  return name + ' ' + v + ' (' + e.window + ')';
 }
 /** @type {Record<Verdict['kind'], string>} */
-var KIND_CLASS = { none: 'good', unknown: '', queue: 'warn', kv_cache: 'warn', prefill: 'warn', decode: 'warn', gpu_throttle: 'bad', upstream_errors: 'bad', proxy: 'bad' };
+var KIND_CLASS = { none: 'good', idle: '', unknown: '', queue: 'warn', kv_cache: 'warn', prefill: 'warn', decode: 'warn', gpu_throttle: 'bad', upstream_errors: 'bad', proxy: 'bad' };
 /** @param {HTMLElement} tr @param {Verdict | null} b */
 function bottleneckCell(tr, b) {
   if (!b) return cell(tr, DASH, 'bottleneck', null, 'verdict');

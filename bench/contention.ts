@@ -38,8 +38,10 @@ export function threadUse(pid: number): ThreadUse {
       // Node leaves its threads' names at "node" (V8's platform workers, libuv's pool, a
       // worker_thread alike), so each is told apart by its thread id; a worker_thread's is the
       // one that keeps its CPU from cell to cell.
-      const name = tid === String(pid) ? 'main' : `${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}#${tid}`;
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // infermeter's metrics thread is the one it renices (src/daemon/metrics-thread-entry.ts).
+      const nice = Number(fields[16]);
+      const name = tid === String(pid) ? 'main' : `${nice !== 0 ? `nice${nice}` : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}#${tid}`;
       const u = (out[name] ??= { cpu: 0, voluntary: 0, involuntary: 0 });
       u.cpu += (Number(fields[11]) + Number(fields[12])) / 100;
       u.voluntary += Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);

@@ -35,6 +35,11 @@
  * per entry, run from another checkout's build (`dir/dist/src/cli.js`), in the same interleaved
  * rounds: a change measured against the code before it, with the shared machine's noise on both
  * alike. Name a label in BENCH_CAPACITY_API_PATHS to run it through the API loads too.
+ *
+ * The `contention` section (bench/contention.ts) runs BENCH_CONTENTION_LOADS (default 64x5,256x2)
+ * with the client reading in BENCH_CLIENT mode (`raw`, `sdk` or `both`, the default: side by
+ * side in one run): `sdk` decodes each chunk and parses each event as an SDK does, in this one
+ * process, on the cores the upstream and proxies use. Rounds: BENCH_ROUNDS, at least 5 here.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -47,8 +52,9 @@ import { ROOT, closedLoop, cpuSeconds, percentile, processTree, rssBytes, sorted
 import { runCapacity } from './capacity.js';
 import { clientPool } from './client-pool.js';
 import { runUiSection } from './ui.js';
+import { runContention, type ClientMode } from './contention.js';
 
-const SECTIONS = new Set((process.env['BENCH_SECTIONS'] ?? 'capacity,latency,ui,lockstep,throughput,memory').split(',').map((s) => s.trim()));
+const SECTIONS = new Set((process.env['BENCH_SECTIONS'] ?? 'capacity,contention,latency,ui,lockstep,throughput,memory').split(',').map((s) => s.trim()));
 
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 3);
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
@@ -197,6 +203,21 @@ if (SECTIONS.has('capacity')) {
     console.log(`workload trace path: ${written} lines written, ${busy} skipped busy (kept ratio ${kept}), ${statSync(join(traceDir, 'trace.jsonl')).size} bytes`);
     rows.push({ section: 'workload-trace', written: Number(written), busy: Number(busy), keptRatio: Number(kept) });
   }
+}
+if (SECTIONS.has('contention')) {
+  const client = process.env['BENCH_CLIENT'] ?? 'both';
+  if (!['raw', 'sdk', 'both'].includes(client)) throw new Error(`BENCH_CLIENT: expected raw, sdk or both, got "${client}"`);
+  const modes: ClientMode[] = client === 'both' ? ['raw', 'sdk'] : [client as ClientMode];
+  const loads = (process.env['BENCH_CONTENTION_LOADS'] ?? '64x5,256x2').split(',').filter(Boolean).map((l) => l.split('x').map(Number) as [number, number]);
+  const paths = [
+    { name: 'direct', url: direct, pids: [] },
+    ...(nginx ? [{ name: 'nginx', url: plain, pids: [nginx.pid] }] : []),
+    { name: 'node http+undici', url: nodeFloor, pids: [bare.child.pid!] },
+    { name: 'infermeter', url: through, pids: [imPid] },
+  ];
+  const done = await runContention(paths, { modes, loads, rounds: Math.max(5, ROUNDS), seconds: SECONDS, warmSeconds: WARM, chunks: Number(process.env['BENCH_CAPACITY_CHUNKS'] ?? 40), bare: 'node http+undici' });
+  rows.push(...done.map((r) => ({ section: 'contention', ...r })));
+  writeResults(rows, true);
 }
 if (SECTIONS.has('latency')) {
 console.log(`\ninfermeter proxy benchmark: ${WARM}s warm-up, then ${SECONDS}s per cell × ${ROUNDS} interleaved rounds, percentiles over all rounds' streams; stream = 20 chunks 10 ms apart after 20 ms`);

@@ -19,6 +19,10 @@ function printable(key: string, value: unknown, secret: boolean): unknown {
     const hp = value as { host: string; port: number };
     return `${hp.host.includes(':') ? `[${hp.host}]` : hp.host}:${hp.port}`;
   }
+  // The tokenizer list as its flag spells it (name=path, a bare path for every model), which the file reads back.
+  if (key === 'tokenizers' && Array.isArray(value)) {
+    return (value as { name: string; path: string }[]).map((t) => (t.name === '*' ? t.path : `${t.name}=${t.path}`)).join(',');
+  }
   return value;
 }
 

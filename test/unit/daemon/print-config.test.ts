@@ -21,6 +21,8 @@ const dir = mkdtempSync(join(tmpdir(), 'infermeter-print-roundtrip-'));
 const bench = join(dir, 'bench.json');
 writeFileSync(bench, JSON.stringify({ schemaVersion: 1, steps: [] }));
 const webConfig = join(dir, 'web.yml');
+const tokenizer = join(dir, 'tokenizer.json');
+writeFileSync(tokenizer, '{}');
 writeFileSync(webConfig, `tls_server_config:\n  cert_file: ${certs.serverCert}\n  key_file: ${certs.serverKey}\n`);
 
 /** A valid value for every row that is not its default (upstream: the first of the list's). */
@@ -83,6 +85,21 @@ const NOT_DEFAULT: Record<FlagKey, string> = {
   bottleneckWindow: '1m',
   headroomWindow: '3m',
   ui: 'false',
+  gpuHourCost: '2.5',
+  energyPrice: '0.2',
+  currency: 'EUR',
+  energyPrefillRate: '16000',
+  workloadTrace: join(dir, 'trace.jsonl'),
+  workloadTraceBlockTokens: '256',
+  workloadTraceMaxSize: '10mb',
+  workloadTraceMaxFiles: '3',
+  workloadTraceSample: '0.5',
+  workloadTraceSessionHeader: 'x-session-id',
+  workloadTraceOtlp: 'true',
+  tokenizers: `m=${tokenizer}`,
+  hfHubCache: 'none',
+  promptCharsPerToken: '3.5',
+  promptHashSalt: 'salt',
 };
 const SECRET = new Set(OPTIONS.filter((o) => o.secret).map((o) => o.key));
 

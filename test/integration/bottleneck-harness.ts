@@ -130,23 +130,23 @@ async function currentVerdict(base: string): Promise<BottleneckVerdict | null> {
  * loop), the view was read across a change; then wait for `kind` again and read again, a
  * few times at most.
  */
-async function sameVerdict<T>(base: string, kind: BottleneckKind, what: string, read: () => Promise<T>): Promise<T> {
+async function sameVerdict<T>(base: string, kind: BottleneckKind, what: string, read: (now: BottleneckVerdict) => Promise<T>, shown: (v: BottleneckVerdict) => string = () => ''): Promise<T> {
   const moves: string[] = [];
   for (let attempt = 0; attempt < 3; attempt++) {
     const before = await verdictIs(base, kind);
     let result: T | undefined;
     let failure: unknown = null;
     try {
-      result = await read();
+      result = await read(before);
     } catch (err) {
       failure = err;
     }
     const after = await currentVerdict(base);
-    if (after?.kind === kind && after.since === before.since) {
+    if (after?.kind === kind && after.since === before.since && shown(after) === shown(before)) {
       if (failure !== null) throw failure;
       return result!;
     }
-    moves.push(`${kind} since ${before.since} → ${after?.kind ?? 'none'} since ${after?.since ?? '-'}`);
+    moves.push(`${kind} since ${before.since} [${shown(before)}] → ${after?.kind ?? 'none'} since ${after?.since ?? '-'} [${after ? shown(after) : ''}]`);
   }
   throw new Error(`the verdict kept moving while ${what} was read: ${moves.join('; ')}`);
 }
@@ -163,10 +163,13 @@ export async function assertGauge(base: string, kind: BottleneckKind): Promise<v
 
 /**
  * The page in headless Chromium: the model's row starts with the verdict cell, data-value
- * the kind, and its text names the first evidence signals. Returns the cell's text.
+ * the kind, and its text names the first two evidence signals of the verdict as the JSON has it
+ * at that moment (a verdict's evidence may switch between its row's alternatives while its
+ * kind stays: read again then, as for a change of kind). Returns the cell's text.
  */
-export function assertPage(base: string, kind: BottleneckKind, signals: SignalName[]): Promise<string> {
-  return sameVerdict(base, kind, 'the page', () => pageOnce(base, kind, signals));
+export function assertPage(base: string, kind: BottleneckKind): Promise<string> {
+  const firstTwo = (v: BottleneckVerdict): SignalName[] => v.evidence.slice(0, 2).map((e) => e.signal);
+  return sameVerdict(base, kind, 'the page', (now) => pageOnce(base, kind, firstTwo(now)), (v) => firstTwo(v).join(','));
 }
 
 async function pageOnce(base: string, kind: BottleneckKind, signals: SignalName[]): Promise<string> {
@@ -221,7 +224,7 @@ export async function checkRegime(spec: RegimeSpec, kind: BottleneckKind, eviden
     assert.ok(v.since > 0 && v.since <= Date.now());
     assert.ok(v.advice.length === 3 && v.advice[0]!.engine === 'vllm', JSON.stringify(v.advice));
     await assertGauge(r.base, kind);
-    if (page && !NO_CHROMIUM) await assertPage(r.base, kind, v.evidence.slice(0, 2).map((e) => e.signal));
+    if (page && !NO_CHROMIUM) await assertPage(r.base, kind);
     return v;
   } finally {
     await r.close();

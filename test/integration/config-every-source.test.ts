@@ -80,16 +80,28 @@ const SAMPLES: Record<string, string> = {
   bottleneckInterval: '2s',
   bottleneckBench: benchReport,
   bottleneckWindow: '1m',
+  headroomWindow: '3m',
   ui: 'false',
   stateDir,
   classicHistograms: 'false',
   webConfigFile: webConfig,
+  workloadTrace: join(stateDir, 'trace.jsonl'),
+  workloadTraceBlockTokens: '256',
+  workloadTraceMaxSize: '10mb',
+  workloadTraceMaxFiles: '3',
+  workloadTraceSample: '0.5',
+  workloadTraceSessionHeader: 'x-session-id',
+  workloadTraceOtlp: 'true',
+  tokenizers: `m=${webConfig}`,
+  hfHubCache: 'none',
+  promptCharsPerToken: '3.5',
+  promptHashSalt: 'every-source-salt',
   gpuHourCost: '2.5',
   energyPrice: '0.12',
   currency: 'EUR',
   energyPrefillRate: '25000',
 };
-const SECRETS = new Set(['tenantSalt']);
+const SECRETS = new Set(['tenantSalt', 'promptHashSalt']);
 /** The upstream of the lower sources when a higher one sets it (it has no default). */
 const OTHER_UPSTREAM = 'https://127.0.0.1:3';
 
@@ -98,6 +110,8 @@ type Source = 'flag' | 'env' | 'file' | 'default';
 /** What --print-config should show for a raw value: the table's own parse, as plain data. */
 function shown(key: string, raw: string): unknown {
   if (SECRETS.has(key)) return raw === '' ? '' : '<redacted>';
+  // The tokenizer list prints as its flag spells it (name=path), so that the print reads back.
+  if (key === 'tokenizers') return raw;
   const v = OPTIONS.find((o) => o.key === key)!.parse(raw);
   if (v && typeof v === 'object' && 'host' in v && 'port' in v) return `${(v as { host: string }).host}:${(v as { port: number }).port}`;
   return v;

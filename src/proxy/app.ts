@@ -3,18 +3,14 @@
  * listen on port 0). The proxy port serves proxied traffic only: /metrics and health
  * live on the metrics listener.
  *
- * Fastify routes every request (one route: every path of every forwarded method), and the
- * exchange takes the raw request and response over in the first hook, before Fastify would
- * read a body: the per-chunk path is the exchange's alone. The server under Fastify is ours,
- * with its timeouts, TLS and Nagle setting; docs/performance.md measures what Fastify costs
- * per request against plain `node:http`. Fastify is loaded when the app is built, not when
- * this module is: main.ts imports this module before it starts the metrics thread, and loading
- * Fastify first would hold that start back (seconds on a busy machine). Both callers listen
- * only once `ready` resolves, and the router is in place by then.
+ * The server is plain `node:http`: every request goes to one exchange. Fastify (the design
+ * card's choice) was measured here routing every request into the exchange from its first hook:
+ * within the runs' spread for CPU, but a client that aborted at once lost its record (the fault
+ * test "clients abort at random points" counted 147–149 of 150), so the listener stays plain
+ * `node:http` (docs/performance.md, "Fastify on the proxy listener").
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { RecordSink } from '../record/sink.js';
 import { InfermeterError } from '../lib/errors.js';
@@ -119,33 +115,12 @@ export function buildApp(config: ProxyOptions, sink: RecordSink, log: Logger): A
     if (!overLimit(req, config.bodyLimit)) res.writeContinue();
     server.emit('request', req, res);
   });
-  const takeOver = (request: FastifyRequest, reply: FastifyReply): void => {
-    reply.hijack();
-    handle(request.raw, reply.raw);
-  };
-  const routed = import('fastify').then(({ default: Fastify }) => {
-    const router = Fastify({
-      serverFactory: (routing) => server.on('request', routing),
-      exposeHeadRoutes: false,
-      // A path Fastify's router cannot decode is forwarded as it came, as every other is.
-      frameworkErrors: (_err, request, reply) => takeOver(request, reply),
-    });
-    // Fastify would answer a malformed request with a JSON body of its own: Node's answer stays.
-    server.removeAllListeners('clientError');
-    // Every request, routed or not (a method not forwarded, an absolute-form target), is the exchange's.
-    router.addHook('onRequest', (request, reply, done) => {
-      takeOver(request, reply);
-      done();
-    });
-    // The handler never runs: the hook above has taken every request over.
-    router.route({ method: [...METHODS], url: '/*', handler: () => {} });
-    return router.ready();
-  });
+  server.on('request', handle);
 
   return {
     server,
     upstreams,
-    ready: Promise.all([ready, routed]).then(() => {}),
+    ready,
     async close() {
       closing = true;
       const exchanges = inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => (drained = resolve));

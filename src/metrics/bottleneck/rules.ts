@@ -51,8 +51,7 @@ export const RULES: readonly Rule[] = [
   {
     // A model whose traffic stopped and one that never had any read alike (judge.ts switches to it at once).
     kind: 'idle', summary: 'idle: too few requests finished in the window to judge',
-    // Not while the engine still runs a batch: long requests under load can leave a window with none finished.
-    when: [[c('requests', '<=', MIN_REQUESTS - 1, MIN_REQUESTS - 1), c('engineRunning', '<=', 0.5, 0.5, true)]], evidence: [],
+    when: [[c('requests', '<=', MIN_REQUESTS - 1, MIN_REQUESTS - 1)]], evidence: [],
     advice: { vllm: 'nothing to judge: send traffic, or widen --bottleneck-window', sglang: 'nothing to judge: send traffic, or widen --bottleneck-window', llamacpp: 'nothing to judge: send traffic, or widen --bottleneck-window' },
   },
   {

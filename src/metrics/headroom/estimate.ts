@@ -130,15 +130,24 @@ export function estimateCapacity(input: EstimateInput, draws = new Draws()): Cap
     if (f(mid) < 1) lo = mid;
     else hi = mid;
   }
-  const at = model.at(hi);
-  const bindingSlo = at === null ? slos[0]! : slos.reduce((a, b) => (at.values[b] / input.thresholds[b]! > at.values[a] / input.thresholds[a]! ? b : a));
+  const at = model.evaluate(hi);
+  const bindingSlo = typeof at === 'string' ? saturatedSlo(slos, at) : slos.reduce((a, b) => (at.values[b] / input.thresholds[b]! > at.values[a] / input.thresholds[a]! ? b : a));
   const capacity = lo * rate;
   const bindingLimit = model.limitOf(bindingSlo, at);
   return {
     state: 'estimate', requestsPerSecond: round(capacity), loadRatio: round(rate / capacity), bindingSlo, bindingLimit, reason: null,
     summary: `${bindingSlo.toUpperCase()} P${Math.round(input.objective * 100)} would reach ${input.thresholds[bindingSlo]} s at ${round(capacity)} req/s (${round(capacity / rate)}× today's load); the ${bindingLimit} limit binds`,
-    evidence: model.evidence(at, bindingSlo, input.thresholds[bindingSlo]!),
+    evidence: model.evidence(typeof at === 'string' ? null : at, bindingSlo, input.thresholds[bindingSlo]!),
   };
+}
+
+/**
+ * The SLO that breaks first where a limit saturates (no steady state: every wait grows without
+ * bound): a saturated decode batch shows in TPOT first, a queue before the first token in TTFT.
+ */
+function saturatedSlo(slos: readonly CapacitySlo[], limit: CapacityLimit): CapacitySlo {
+  const first: CapacitySlo[] = limit === 'decode' ? ['tpot', 'e2e', 'ttft'] : ['ttft', 'e2e', 'tpot'];
+  return first.find((s) => slos.includes(s)) ?? slos[0]!;
 }
 
 /** The fitted model of one observation window, evaluated at any multiple of today's load. */
@@ -216,8 +225,15 @@ class Model {
   }
 
   at(k: number): Prediction | null {
+    const p = this.evaluate(k);
+    return typeof p === 'string' ? null : p;
+  }
+
+  /** The percentiles at k × today's load, or the limit that saturates there (its queue never settles). */
+  evaluate(k: number): Prediction | CapacityLimit {
     const rho = this.batchGrowth(k);
-    if (rho === null || this.meanBatch * rho >= this.slots) return null;
+    if (rho === null) return 'decode';
+    if (this.meanBatch * rho >= this.slots) return this.slotsFrom;
     const spread = Math.sqrt(rho);
     const meanReq = this.meanReqBatch * rho;
     const tpot = new Map<Observed, number>();
@@ -230,12 +246,12 @@ class Model {
     const rate = k * this.input.requestsPerSecond;
     // Prompt work is token work: it does not grow with the decode batch; the step a first token waits for does.
     const prefill = singleServerWaits(this.draws, rate, this.prefillWork, 1);
-    if (prefill === null) return null;
+    if (prefill === null) return 'prefill';
     const prefillMean = meanOf(Array.from(prefill));
     const stepGrowth = (o: Observed) => (growth - 1) * Math.min(o.service, this.stepPart);
     const held = this.all.map((o) => o.service + stepGrowth(o) + prefillMean + (o.outputTokens - 1) * (tpot.get(o) ?? 0));
     const slots = Number.isFinite(this.slots) ? multiServerWaits(this.draws, rate, held, 1, this.slots) : new Float64Array(0);
-    if (slots === null) return null;
+    if (slots === null) return this.slotsFrom;
     if (this.base1 === null) this.base1 = this.baseline();
     const b1 = this.base1;
     const q = this.input.objective;
@@ -272,9 +288,12 @@ class Model {
     return { prefill, slots };
   }
 
-  /** What binds: TPOT and the decode share of E2E are the decode batch; TTFT is whichever queue (or the step) grew it most. */
-  limitOf(slo: CapacitySlo, at: Prediction | null): CapacityLimit {
-    if (at === null) return this.slotsFrom;
+  /**
+   * What binds: the limit that saturates, where one does; else TPOT and the decode share of E2E
+   * are the decode batch, and TTFT is whichever queue (or the step) grew it most.
+   */
+  limitOf(slo: CapacitySlo, at: Prediction | CapacityLimit): CapacityLimit {
+    if (typeof at === 'string') return at;
     if (slo === 'tpot') return 'decode';
     const today = this.at(1);
     const base = today?.values.ttft ?? 0;

@@ -159,3 +159,18 @@ test('a bench of this server calibrates the estimate at the same mix, and only t
   assert.equal(settled.state, 'estimate');
   assert.equal(settled.bindingSlo, est.bindingSlo);
 });
+
+test('where a limit saturates before any threshold is reached, that limit binds (not the batch slots by default)', () => {
+  // Thresholds no steady state reaches: only saturation (a queue that never settles) breaks them.
+  // Prompt chunks share each step with the decode batch, so TPOT's line climbs steeply and the
+  // decode batch saturates first (docs/headroom.md, "Accuracy"): decode, shown in TPOT.
+  const decode = estimateAt({ baseMs: 20, perSeqMs: 0.5, prefillTps: 4000, budget: 512, maxSeqs: 512 }, { prompt: [1500, 2500], output: [16, 32] }, 0.5, { ttft: 1000, tpot: 1000 });
+  assert.equal(decode.state, 'estimate', decode.summary);
+  assert.equal(decode.bindingLimit, 'decode', decode.summary);
+  assert.equal(decode.bindingSlo, 'tpot', decode.summary);
+  const slots = estimateAt({ ...DECODE, perSeqMs: 0.5, maxSeqs: 8 }, DECODE_MIX, 4, { ttft: 1000, tpot: 1000 }, 1500, { slots: 8, kvSequences: null });
+  assert.equal(slots.bindingLimit, 'queue', slots.summary);
+  assert.equal(slots.bindingSlo, 'ttft', slots.summary);
+  const kv = estimateAt({ ...DECODE, perSeqMs: 0.5, maxSeqs: 8 }, DECODE_MIX, 4, { ttft: 1000, tpot: 1000 }, 1500, { slots: null, kvSequences: 8 });
+  assert.equal(kv.bindingLimit, 'kv_cache', kv.summary);
+});

@@ -171,8 +171,11 @@ export class BottleneckJudge {
   update(s: Signals, now: number): BottleneckVerdict {
     const m = classify(s, this.current);
     // No request finished in the whole window is a fact, not a noisy reading: idle at once, so a model whose traffic
-    // stopped says it as soon as one that never had any. One or two (sparse traffic) still need confirming.
-    if (m.kind === 'idle' && s.values.requests === 0 && this.current !== 'idle') this.current = null;
+    // stopped says it as soon as one that never had any. One or two (sparse traffic) still need confirming, and so
+    // does an empty window while the engine runs a batch: long requests under load can leave a window in which none
+    // finished, and switching at once there flapped a kv_cache verdict to idle and back.
+    const busy = (s.values.engineRunning ?? 0) > 0.5;
+    if (m.kind === 'idle' && s.values.requests === 0 && !busy && this.current !== 'idle') this.current = null;
     if (this.current === null || m.kind === this.current) {
       if (this.current === null) this.since = now;
       this.current = m.kind;

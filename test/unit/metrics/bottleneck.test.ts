@@ -237,7 +237,7 @@ test('traffic that stops: idle at the first evaluation with no request in the wi
   const judge = new BottleneckJudge({ confirm: 2 });
   assert.equal(judge.update(base(), 1).kind, 'none');
   assert.equal(judge.update(base(), 2).kind, 'none');
-  const stopped = judge.update(withValues({ requests: 0, requestsPerSecond: 0, ttftP99: null, tpotP50: null, latencyOverTarget: null, ttftOverTarget: null, tpotOverTarget: null }), 3);
+  const stopped = judge.update(withValues({ requests: 0, requestsPerSecond: 0, ttftP99: null, tpotP50: null, latencyOverTarget: null, ttftOverTarget: null, tpotOverTarget: null, engineRunning: 0 }), 3);
   assert.equal(stopped.kind, 'idle', 'no confirmation needed: an empty window is a count, not a noisy reading');
   assert.equal(stopped.since, 3);
   const never = new BottleneckJudge({ confirm: 2 }).update(withValues({ requests: 0, requestsPerSecond: 0 }), 3);
@@ -247,6 +247,14 @@ test('traffic that stops: idle at the first evaluation with no request in the wi
   sparse.update(base(), 1);
   assert.equal(sparse.update(withValues({ requests: 2 }), 2).kind, 'none');
   assert.equal(sparse.update(withValues({ requests: 2 }), 3).kind, 'idle');
+  // None finished while the engine still runs a batch (long requests under load): confirmed as usual, not at once.
+  const busy = new BottleneckJudge({ confirm: 2 });
+  busy.update(base(), 1);
+  const empty = { requests: 0, requestsPerSecond: 0, ttftP99: null, tpotP50: null, latencyOverTarget: null, ttftOverTarget: null, tpotOverTarget: null, engineRunning: 12 };
+  assert.equal(busy.update(withValues(empty), 2).kind, 'none');
+  assert.equal(busy.update(withValues(empty), 3).kind, 'idle');
+  // No engine figures at all (no engine collector): the count alone decides, at once.
+  assert.equal(new BottleneckJudge({ confirm: 2 }).update(withValues({ ...empty, engineRunning: null }), 3).kind, 'idle');
   // Traffic again: the usual confirmation applies to leaving idle.
   assert.equal(judge.update(base(), 4).kind, 'idle');
   assert.equal(judge.update(base(), 5).kind, 'none');

@@ -44,8 +44,12 @@ withLlama('two llama-server engines with different model names behind one inferm
     const listed = await client.models.list();
     assert.deepEqual(listed.data.map((m) => m.id), ['llama-a', 'llama-b']);
 
+    // llama-a's eight requests are long enough that its queue (one slot) outlasts several engine
+    // scrapes (250 ms) even on a fast machine: at 48 tokens each, CI ran the whole test in 3.4 s
+    // and neither infermeter nor the test's own scrapes of the engine ever saw a request waiting.
     const ask = async (model: string) => {
-      const stream = await client.chat.completions.create({ model, stream: true, max_tokens: 48, messages: [{ role: 'user', content: `hi ${model}` }] });
+      const max_tokens = model === 'llama-a' ? 320 : 48;
+      const stream = await client.chat.completions.create({ model, stream: true, max_tokens, messages: [{ role: 'user', content: `hi ${model}` }] });
       let served = '';
       for await (const c of stream) served = c.model || served;
       return served;
@@ -86,7 +90,7 @@ withLlama('two llama-server engines with different model names behind one inferm
     const joined = samples.filter((s) => s.name === 'infermeter_gpu_engine_info').map((s) => `${s.labels['gpu']}:${s.labels['upstream']}`).sort();
     assert.deepEqual(joined, ['0:llama-b', '1:llama-a'], 'the GPU join ties each GPU to the llama-server process holding it');
     console.log(JSON.stringify({
-      figures: 'two llama-server engines (a: --parallel 1, 8 requests; b: --parallel 2, 4 requests), max_tokens 48',
+      figures: 'two llama-server engines (a: --parallel 1, 8 requests, max_tokens 320; b: --parallel 2, 4 requests, max_tokens 48)',
       a: { requestsInfermeter: ok('llama-a', 'llama-a'), outputTokensInfermeter: out('llama-a'), tokensPredictedEngine: tokA, peakWaitingInfermeter: peak.aWaitingMeter, peakDeferredEngine: peak.aWaitingEngine },
       b: { requestsInfermeter: ok('llama-b', 'llama-b'), outputTokensInfermeter: out('llama-b'), tokensPredictedEngine: tokB, peakWaitingInfermeter: peak.bWaitingMeter, peakDeferredEngine: peak.bWaitingEngine },
     }));

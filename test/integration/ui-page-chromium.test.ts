@@ -150,8 +150,9 @@ test('headless Chromium: the page before and after traffic with a known TTFT', {
   const drawn = countColour(img, LINE_COLOURS, 250, 1100, 12);
   const before = countColour(empty, LINE_COLOURS, 250, 1100, 12);
   console.log(`chart-coloured pixels: ${drawn} after traffic, ${before} before`);
-  assert.ok(drawn > 800, `${drawn} chart-coloured pixels`);
-  assert.ok(drawn > 5 * (before + 50), `${drawn} after traffic vs ${before} before`);
+  // What traffic added, like against like: the page's own pixels in those colours (legend swatches, a
+  // few hundred, varying with fonts) are in both shots and cancel. A ratio to them failed by 1 % once.
+  assert.ok(drawn - before >= 800, `${drawn} chart-coloured pixels after traffic, ${before} before: the lines added ${drawn - before}, at least 800 expected`);
 });
 
 test('the network-log check catches a page that asks another host (control)', { timeout: 120_000, skip: skipWithout(existsSync(CHROMIUM), `no ${CHROMIUM}`) }, async () => {

@@ -8,12 +8,17 @@
  *   while requests wait and the KV cache has room. A request also waits for the step that
  *   admits it, so one sighting is not enough: the largest running count ever read must have
  *   been read with requests waiting in SLOT_SIGHTINGS readings before it is taken for the
- *   limit. Kept since start, like the bottleneck verdict's TPOT floor.
+ *   limit. And the batch must sit there: of the readings with requests waiting (and KV room)
+ *   since start, at least PINNED_SHARE at it. A prefill-bound engine queues at every batch
+ *   size (requests wait for the step's token budget, not for a slot), and its largest batch
+ *   seen is no limit. Kept since start, like the bottleneck verdict's TPOT floor.
  */
 import type { EngineReading, MachineState } from '../../collectors/snapshot.js';
 
 /** Readings at the largest batch with requests waiting before it counts as the slot limit. */
 export const SLOT_SIGHTINGS = 3;
+/** Share of the readings with requests waiting taken at the largest batch, for that batch to be the slot limit. */
+export const PINNED_SHARE = 0.5;
 /** KV usage under which a waiting request waits for a slot, not for KV blocks. */
 const KV_ROOM = 0.8;
 /** KV usage under which the running / usage ratio is too coarse to read. */
@@ -35,6 +40,11 @@ export class LimitHistory {
   private samples: Sample[] = [];
   private maxRunning = 0;
   private sightings = 0;
+  /**
+   * Readings with requests waiting (and KV room) since start, at any batch: not reset with a new
+   * largest batch, which a prefill-bound engine reaches in a burst, queue and all.
+   */
+  private queued = 0;
   private lastAt = 0;
 
   /** One snapshot; `upstreams` narrows to the engines that serve the model (empty: all). */
@@ -58,7 +68,10 @@ export class LimitHistory {
       this.maxRunning = running;
       this.sightings = 0;
     }
-    if (running === this.maxRunning && (waiting ?? 0) >= 1 && (kv === null || kv < KV_ROOM)) this.sightings++;
+    if ((waiting ?? 0) >= 1 && (kv === null || kv < KV_ROOM)) {
+      this.queued++;
+      if (running === this.maxRunning) this.sightings++;
+    }
   }
 
   limits(): EngineLimits {
@@ -66,7 +79,7 @@ export class LimitHistory {
     const kvMean = withKv.reduce((a, s) => a + s.kv!, 0) / Math.max(1, withKv.length);
     const runMean = withKv.reduce((a, s) => a + s.running, 0) / Math.max(1, withKv.length);
     return {
-      slots: this.sightings >= SLOT_SIGHTINGS && this.maxRunning > 0 ? this.maxRunning : null,
+      slots: this.sightings >= SLOT_SIGHTINGS && this.sightings >= PINNED_SHARE * this.queued && this.maxRunning > 0 ? this.maxRunning : null,
       kvSequences: withKv.length > 0 && kvMean >= KV_MIN && runMean > 0 ? runMean / kvMean : null,
     };
   }

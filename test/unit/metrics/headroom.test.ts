@@ -124,7 +124,7 @@ for (const r of REGIMES) {
 const machine = (running: number, waiting: number, kv: number, at: number) =>
   ({ gpus: [], engines: [{ upstream: 'u', engine: 'vllm', running, waiting, kvCacheUsage: kv, at }], gpuEngines: null, host: null, process: null, proxyLoop: null, collectors: [] }) as unknown as MachineState;
 
-test(`the slot limit: the largest batch, read with requests waiting and KV room ${SLOT_SIGHTINGS} times; KV sequences = running / usage`, () => {
+test(`the slot limit: the largest batch, read with requests waiting and KV room ${SLOT_SIGHTINGS} times and where most queues are; KV sequences = running / usage`, () => {
   const h = new LimitHistory();
   // Requests waiting for the next step at a batch of 5, 6 and 7: not a limit.
   [[5, 1], [6, 1], [7, 1], [7, 0]].forEach(([r, w], i) => h.add(machine(r!, w!, 0.2, i + 1), [], 0));
@@ -136,6 +136,17 @@ test(`the slot limit: the largest batch, read with requests waiting and KV room 
   [1, 2, 3, 4].forEach((i) => kv.add(machine(10, 4, 0.95, i), [], 0));
   assert.equal(kv.limits().slots, null);
   assert.ok(Math.abs(kv.limits().kvSequences! - 10 / 0.95) < 1e-9);
+  // A prefill-bound engine: requests queue for the step's token budget at every batch size; its
+  // largest batch, though seen with a queue three times, is no slot limit.
+  const prefill = new LimitHistory();
+  [[2, 3], [4, 2], [3, 4], [1, 5], [4, 3], [2, 2], [3, 3], [4, 2], [1, 3], [2, 4]].forEach(([r, w], i) => prefill.add(machine(r!, w!, 0.3, i + 1), [], 0));
+  assert.equal(prefill.limits().slots, null);
+  // Then a burst reaches a new largest batch with its queue: still no limit (most queues were below it).
+  [[6, 3], [6, 4], [6, 2]].forEach(([r, w], i) => prefill.add(machine(r!, w!, 0.3, 20 + i), [], 0));
+  assert.equal(prefill.limits().slots, null);
+  // The slot-bound engine above, a request waiting for its step below the limit now and then: still 8.
+  [[3, 1], [8, 2], [8, 3], [6, 1], [8, 1]].forEach(([r, w], i) => h.add(machine(r!, w!, 0.3, 20 + i), [], 0));
+  assert.equal(h.limits().slots, 8);
   // A reading already seen (same scrape time) is not counted twice.
   const again = new LimitHistory();
   for (let i = 0; i < 5; i++) again.add(machine(8, 2, 0.3, 1), [], 0);

@@ -9,7 +9,8 @@
 #   9464  /metrics, /healthz, /readyz (--metrics-listen)
 # The healthcheck follows INFERMETER_METRICS_LISTEN when the metrics port is moved with it.
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node.js 24 LTS, the runtime line (package.json engines: 22, 24 and 26 are supported).
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 # ---- build: dev dependencies and the TypeScript compiler --------------------
 FROM ${NODE_IMAGE} AS build

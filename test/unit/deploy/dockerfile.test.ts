@@ -18,8 +18,11 @@ const defaultPort = (key: string) => Number(OPTIONS.find((o) => o.key === key)!.
 
 test('multi-stage: a build stage with dev dependencies, a slim runtime with production ones', () => {
   assert.ok(stages.length >= 2);
-  assert.equal(runtime.base, 'node:20-bookworm-slim');
-  assert.ok(stages.every((s) => s.base.startsWith('node:20')), 'every stage runs the Node version the package supports');
+  // The runtime line: Node 24 LTS, one of the lines package.json's engines names.
+  assert.equal(runtime.base, 'node:24-bookworm-slim');
+  assert.ok(stages.every((s) => s.base === runtime.base), 'every stage runs the same Node');
+  const engines = JSON.parse(read('package.json')).engines.node as string;
+  assert.ok(engines.split('||').some((range) => range.trim().startsWith('^24.')), `engines (${engines}) names the image's line`);
   assert.ok(build.name, 'the build stage is named');
   const buildRuns = all(build, 'RUN').map((i) => i.args).join('\n');
   assert.match(buildRuns, /npm ci(?![^\n]*--omit=dev)/);

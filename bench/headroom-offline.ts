@@ -2,8 +2,13 @@
  * Model development aid: the headroom estimate computed in-process from the load generator's
  * own timings against the simulator (no infermeter), next to the knee. Not the judged
  * figure (bench/headroom.ts reads the daemon's), but seconds instead of minutes per try.
- *   node dist/bench/headroom-offline.js decode [speed] [knee]
+ *   node dist/bench/headroom-offline.js decode [speed] [knee] [share ...]
+ * HEADROOM_RECORD=DIR also writes each share's run (the requests and the engine readings, in
+ * simulated time) as DIR/<regime>-<share>.json: the recordings test/unit/metrics/
+ * headroom-regimes-replay.test.ts replays through the estimator (test/fixtures/headroom/).
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { REGIMES } from './headroom-regimes.js';
 import { findKnee, openLoad, sleep, startSim } from './headroom-run.js';
 import { observe, type HeadroomRequest } from '../src/metrics/headroom/observe.js';
@@ -25,7 +30,7 @@ console.log(`${regime.name}: knee ${knee.toFixed(3)} req/s`);
 for (const share of shares) {
   const sim = await startSim(regime, speed);
   const ms = (liveSeconds * 1000) / speed;
-  const samples: { running: number; waiting: number; kv: number }[] = [];
+  const samples: { at: number; running: number; waiting: number; kv: number }[] = [];
   const limits = new LimitHistory();
   let sampling = true;
   const sampler = (async () => {
@@ -34,7 +39,7 @@ for (const share of shares) {
         const text = await (await fetch(`${sim.url}/metrics`)).text();
         const s = parsePrometheusText(text).samples;
         const v = (n: string) => s.filter((x) => x.name === n).reduce((a, x) => a + x.value, 0);
-        samples.push({ running: v('vllm:num_requests_running'), waiting: v('vllm:num_requests_waiting'), kv: v('vllm:kv_cache_usage_perc') });
+        samples.push({ at: Date.now(), running: v('vllm:num_requests_running'), waiting: v('vllm:num_requests_waiting'), kv: v('vllm:kv_cache_usage_perc') });
         const e = samples[samples.length - 1]!;
         limits.add({ gpus: [], engines: [{ upstream: 'u', engine: 'vllm', running: e.running, waiting: e.waiting, kvCacheUsage: e.kv, at: Date.now() }], gpuEngines: null, host: null, process: null, proxyLoop: null, collectors: [] } as unknown as MachineState, [], 0);
       } catch { /* the simulator is starting or stopping */ }
@@ -55,6 +60,14 @@ for (const share of shares) {
   const obs = observe(reqs, t0, to);
   const rate = results.length / ((to - t0) / 1000);
   const est = estimateCapacity({ observation: obs, requestsPerSecond: rate, thresholds: regime.slos, objective: 0.99, limits: limits.limits() });
+  const record = process.env['HEADROOM_RECORD'];
+  if (record) {
+    mkdirSync(record, { recursive: true });
+    const engine = samples.map((e) => ({ ...e, at: t0 + (e.at - t0) * speed }));
+    const file = join(record, `${regime.name}-${share}.json`);
+    writeFileSync(file, JSON.stringify({ regime: regime.name, share, knee, speed, offered: share * knee, from: t0, to, requestsPerSecond: rate, requests: reqs, engine }) + '\n');
+    console.log(`    recorded ${file} (${reqs.length} requests, ${engine.length} engine readings)`);
+  }
   const err = est.requestsPerSecond === null ? 'n/a' : `${((est.requestsPerSecond / knee - 1) * 100).toFixed(1)}%`;
   console.log(`share ${share}: offered ${(share * knee).toFixed(3)} got ${rate.toFixed(3)} req/s, usable ${obs.usable.length}; estimate ${est.requestsPerSecond} (${err}) ${est.bindingSlo}/${est.bindingLimit} ${est.reason ?? ''}`);
   console.log('   ', est.summary);

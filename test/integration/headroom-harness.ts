@@ -1,7 +1,7 @@
 /**
  * One headroom regime through real sockets (docs/headroom.md, "Accuracy"): the simulator
  * shaped as the regime (its own process), infermeter in front of it (its own process), the
- * regime's mix as Poisson load through the proxy at 50 % and then 70 % of the knee the bench
+ * regime's mix as Poisson load through the proxy at shares of the knee the bench
  * measured (bench/headroom-regimes.ts), and models[].capacity read from /api/v1/status
  * (the unknown test checks it against the schema). The error per load is printed and held
  * to the bound docs/headroom.md sets for these short runs.
@@ -28,12 +28,14 @@ export interface AccuracyRun {
   speed?: number;
   /** Wall seconds; a regime of long requests needs more of them in the window than the margins at its ends take. */
   window?: number;
+  /** Loads as shares of the knee (default 50 % and 70 %). */
+  shares?: number[];
 }
 
 export async function checkAccuracy(name: string, run: AccuracyRun): Promise<void> {
   const regime = REGIMES.find((r) => r.name === name)!;
-  const { limits, bound = TEST_BOUND, speed = SPEED, window = WINDOW } = run;
-  const reads = await liveLevels(regime, { speed, knee: regime.knee, shares: [0.5, 0.7], warmSeconds: window + 4, reads: 3, readEvery: 2, windowSeconds: window });
+  const { limits, bound = TEST_BOUND, speed = SPEED, window = WINDOW, shares = [0.5, 0.7] } = run;
+  const reads = await liveLevels(regime, { speed, knee: regime.knee, shares, warmSeconds: window + 4, reads: 3, readEvery: 2, windowSeconds: window });
   for (const r of reads) {
     const err = r.error === null ? 'unknown' : `${(r.error * 100).toFixed(1)} %`;
     console.log(`# headroom ${name} at ${r.share * 100} % of ${regime.knee} req/s: estimate ${r.estimate?.toFixed(3) ?? 'unknown'} req/s, error ${err}, ${r.bindingSlo}/${r.bindingLimit}; reads ${r.estimates.map((e) => e?.toFixed(2) ?? '-').join(' ')} ${r.reasons.join(' ')}`);

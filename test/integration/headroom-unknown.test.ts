@@ -1,3 +1,4 @@
+// test-group: alone (the estimate is read from latencies)
 /**
  * Headroom says `unknown`, with the reason, rather than a figure it cannot support, through
  * real sockets: no SLO set, load that never varied (a closed loop of identical requests),

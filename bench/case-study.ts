@@ -21,6 +21,8 @@ export interface CaseStudyOptions {
   qps: number;
   duration: string;
   outputTokens: number;
+  /** The simulator's --speed (default 1): at 2 every simulated time halves, so twice the rate holds the same shape in half the time (the suite's short run). */
+  speed?: number;
 }
 
 export interface CaseRun {
@@ -58,7 +60,7 @@ export async function runCaseStudy(o: CaseStudyOptions): Promise<CaseRun[]> {
   promptsFile(prompts);
   const runs: CaseRun[] = [];
   for (const run of CASE_RUNS) {
-    const sim = await spawnSimulator(['--listen', '127.0.0.1:0', ...run.simFlags]);
+    const sim = await spawnSimulator(['--listen', '127.0.0.1:0', ...run.simFlags, ...(o.speed ? ['--speed', String(o.speed)] : [])]);
     const dir = join(o.out, run.name);
     try {
       await bench([

@@ -1,3 +1,4 @@
+// test-group: alone (20,000 requests: the machine to itself)
 /**
  * The CI-sized soak (npm run soak runs 1,000,000): 20,000 requests against the simulator
  * with injected faults and client aborts; every request accounted for in

@@ -1,3 +1,4 @@
+// test-group: alone (arrival times are checked against the schedule)
 /**
  * README and docs/bench.md: `infermeter bench` load steps are open loop at `--qps` with
  * Poisson (the default) or constant arrivals, whatever the server's speed. A few seconds

@@ -1,3 +1,4 @@
+// test-group: alone (the bench's and the proxy's per-request times agree within a few ms)
 /**
  * Agreement: a bench run through infermeter's proxy sees per request the TTFT, TPOT and E2E
  * that the proxy's histograms record, within a few ms (the client starts its clock before

@@ -1,3 +1,4 @@
+// test-group: alone (latency rising with load, read from the simulator's timing)
 /**
  * `infermeter bench` against the simulator with known settings: single-stream figures match
  * the configuration, latency rises under load, goodput falls when the SLO is tight, GPU

@@ -1,3 +1,4 @@
+// test-group: alone (verdicts judged from latencies against SLOs)
 /**
  * A large batch whose step time grows (--step-per-seq-ms: each running sequence adds to the
  * step): after a few requests alone (the TPOT floor), 16 streams make TPOT well over twice

@@ -1,3 +1,4 @@
+// test-group: alone (verdicts judged from latencies against SLOs)
 /**
  * Each model's verdict reads its own engine's GPUs (issue 26 on issue 25's verdict): two
  * simulators serving different models behind one infermeter (`upstreams:` with `gpus:`),

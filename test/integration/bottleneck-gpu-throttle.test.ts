@@ -1,3 +1,4 @@
+// test-group: alone (verdicts judged from latencies against SLOs)
 /**
  * A fake nvidia-smi whose board is throttled (FAKE_NVIDIA_SMI_THROTTLE: power, then thermal)
  * while TPOT misses a 30 ms SLO (the simulator's step is 45 ms): `gpu_throttle`, citing

@@ -1,3 +1,4 @@
+// test-group: alone (verdicts judged from latencies against SLOs)
 /**
  * A small KV cache (vLLM's --num-gpu-blocks-override) with long prompts and replies: the
  * cache fills and the engine preempts, so the verdict is `kv_cache`, citing the usage and

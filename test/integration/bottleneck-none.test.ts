@@ -1,3 +1,4 @@
+// test-group: alone (verdicts judged from latencies against SLOs)
 /**
  * Light load on the default (A100/7B-shaped) simulator: `none`, with the latency against its
  * target and the empty queue as evidence, and (--bottleneck-bench) how much of the load where

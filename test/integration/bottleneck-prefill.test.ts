@@ -1,3 +1,4 @@
+// test-group: alone (verdicts judged from latencies against SLOs)
 /**
  * Slow prefill with long prompts: a small --max-num-batched-tokens (vLLM's chunked-prefill
  * budget) makes a 4000-token prompt take dozens of steps, so TTFT is over target, made of

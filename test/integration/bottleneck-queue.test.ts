@@ -1,3 +1,4 @@
+// test-group: alone (verdicts judged from latencies against SLOs)
 /**
  * --max-num-seqs small under load: requests wait for a batch slot while the KV cache has
  * room, so the verdict is `queue`, citing the engine's waiting requests, the KV cache's

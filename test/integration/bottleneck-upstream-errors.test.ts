@@ -1,3 +1,4 @@
+// test-group: alone (verdicts judged from latencies against SLOs; a lagging proxy loop is a verdict of its own)
 /**
  * --error-rate 0.5: half the requests fail with HTTP 500, so the verdict is `upstream_errors`,
  * citing the failure ratio. The `proxy` row comes first in the rules: a proxy loop that lags

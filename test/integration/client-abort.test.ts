@@ -1,3 +1,4 @@
+// test-group: alone (the upstream must see the close within a deadline)
 /** A client that leaves mid-stream: the upstream sees its connection closed at once. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

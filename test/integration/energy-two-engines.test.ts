@@ -6,7 +6,9 @@
  * processes: each engine's energy (busy + idle) grows as its GPUs' counters do; busy + idle is
  * every GPU's energy; a model's joules per output token match its GPUs' energy over the load
  * divided by the tokens the simulator itself counted; each cost series is its energy or
- * GPU-seconds at the configured price. The figures are printed for docs/energy.md.
+ * GPU-seconds at the configured price. The figures are printed for docs/energy.md. Both sides
+ * of each comparison come from the same readings and the simulators' own token counts, so the
+ * file runs in the suite's shared pass.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,3 +1,4 @@
+// test-group: alone (the engine's slot must come free within a deadline)
 /**
  * Real engine: a client that leaves mid-generation frees the server's slot promptly.
  * infermeter aborts the upstream request at once; llama-server notices the closed

@@ -1,3 +1,4 @@
+// test-group: alone (the client-minus-infermeter TTFT median is held to a few ms)
 /**
  * Real engine, the two other generation APIs: llama-server through infermeter, driven by the
  * official clients (`@anthropic-ai/sdk` messages.create, `openai` responses.create), streamed

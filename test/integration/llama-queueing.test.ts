@@ -1,3 +1,4 @@
+// test-group: alone (queueing read from a real engine's timing)
 /**
  * Real engine: with more clients than server slots (--parallel 1, 4 clients), llama-server
  * queues the rest (`llamacpp:requests_deferred`). Queueing happens before the first token,

@@ -1,3 +1,4 @@
+// test-group: alone (infermeter's timings against llama-server's own and the client's stopwatch)
 /**
  * Real engine: infermeter's per-request numbers agree with the two other witnesses of the
  * same stream — the client's stopwatch and llama-server's own `timings`.

@@ -1,3 +1,4 @@
+// test-group: alone (latency against load, read from the simulator's timing)
 /**
  * Latency depends on load the way continuous batching makes it: at 32 concurrent streams
  * both TTFT (prefill queued behind others' chunks) and TPOT (bigger decode steps) are

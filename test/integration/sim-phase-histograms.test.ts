@@ -1,3 +1,4 @@
+// test-group: alone (the engine's phase times against the simulator's schedule)
 /**
  * The simulator's per-phase histograms follow its scheduler as vLLM's do: queue (arrival →
  * first scheduled) + prefill (first scheduled → first token) is the engine's TTFT, and

@@ -1,3 +1,4 @@
+// test-group: alone (the slowest requests by TTFT and TPOT under concurrent load)
 /**
  * From a breach to its request: under concurrent load with known trace ids, /debug/requests
  * lists the slowest requests by TTFT and by TPOT in order, and the failed ones, within its

@@ -1,3 +1,4 @@
+// test-group: alone (the proxy's TTFT, TPOT and E2E are held to a scripted schedule within milliseconds)
 /**
  * A fake upstream (its own process) streams on a scripted schedule: first token at 150 ms,
  * then 20 more chunks 25 ms apart, usage 21 tokens. The proxy's TTFT, TPOT and E2E must match

@@ -1,3 +1,4 @@
+// test-group: alone (headless Chromium takes a core)
 /**
  * The status page in a real browser (Debian's headless Chromium) after traffic with a known
  * TTFT and TPOT (the fake upstream's fixed schedule):

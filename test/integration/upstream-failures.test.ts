@@ -47,7 +47,9 @@ test('upstream host that does not resolve: 503, outcome upstream_unreachable', a
 test('upstream too slow to answer: 504, outcome upstream_timeout', async () => {
   const proxy = await startProxy({ upstream: upstream.url, headersTimeout: '200ms' });
   try {
-    const res = await rawPost(`${proxy.url}/v1/chat/completions`, { model: 'fake-model', stream: true, fake: { headersDelayMs: 1000 } });
+    // undici times headers on its coarse clock (ticks of about half a second): a 200 ms timeout
+    // fires between 0.5 and 1 s, so headers 1 s late were a race it lost on a busy machine.
+    const res = await rawPost(`${proxy.url}/v1/chat/completions`, { model: 'fake-model', stream: true, fake: { headersDelayMs: 3000 } });
     assert.equal(res.status, 504);
     assert.equal(openAiError(res.body).error.type, 'upstream_timeout');
     const s = await waitForMetrics(proxy.metricsUrl, (x) => sumSamples(x, 'infermeter_requests_total') === 1);

@@ -1,3 +1,4 @@
+// test-group: alone (requests spread by requests in flight)
 /**
  * Two simulators serving the same model (replicas) behind one infermeter: requests spread by
  * requests in flight; stopping one engine sends new requests to the other; the requests in

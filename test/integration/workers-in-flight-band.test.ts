@@ -1,3 +1,4 @@
+// test-group: alone (concurrency bands read while streams overlap in time)
 /**
  * Under --workers 2 the in_flight_le band counts the whole machine: 24 concurrent streams spread
  * over two proxy processes (about 12 each) still land in band 32, not 16.

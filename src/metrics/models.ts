@@ -20,6 +20,13 @@ export const MAX_MODELS = 100;
 const MISS_REFRESH_MIN_MS = 5_000;
 /** How long records wait at startup for the upstream's first model list (an upstream that is down costs this once). */
 export const FIRST_LIST_WAIT_MS = 2_000;
+/**
+ * How long an upstream's last list that answered keeps labelling its models while the upstream
+ * cannot be read (down, refusing, timing out): a per-model alert sees the whole outage under
+ * the model's own label, not the start of it under the model and the rest under `other`. Past
+ * it, the upstream is taken to serve nothing (README, "Several engines").
+ */
+export const LIST_KEPT_MS = 15 * 60_000;
 /** While the list is unread or empty, it is asked for again this often (not only every --models-refresh). */
 export const UNREAD_RETRY_MS = 1_000;
 /**
@@ -38,8 +45,10 @@ export class ModelLabels {
   private retry: NodeJS.Timeout | null = null;
   private state: ListState = 'unread';
   private engineNoted = false;
-  /** Each upstream's last list read (index as in the config; a failed read keeps the one before). */
+  /** Each upstream's last list read (index as in the config; a failed read keeps the one before, for LIST_KEPT_MS). */
   private lists: string[][] = [];
+  /** When each upstream's list last answered (Unix ms). */
+  private listedAt: number[] = [];
   /** Model → the names of the upstreams that list it, from `lists`. */
   private served = new Map<string, string[]>();
   /** Each upstream's last `data` entries that answered (the proxy loops route by them); null: none yet. */
@@ -66,6 +75,10 @@ export class ModelLabels {
        * under an allowlist (which then only decides the labels).
        */
       onLists?: (lists: ModelLists) => void;
+      /** LIST_KEPT_MS unless given (tests). */
+      listKeptMs?: number;
+      /** Date.now unless given (tests). */
+      now?: () => number;
     },
   ) {
     if (opts.allowlist.length > 0) this.known = new Set(opts.allowlist.slice(0, MAX_MODELS));
@@ -149,7 +162,8 @@ export class ModelLabels {
     this.lastFetch = Date.now();
     this.fetching = this.fetchModels()
       .then((ids) => {
-        if (ids.length > 0 && !this.fixed) this.known = new Set(ids.slice(0, MAX_MODELS));
+        // The union of every list still kept, not only of those that answered this time.
+        if (ids.length > 0 && !this.fixed) this.known = new Set([...new Set(this.lists.flat())].slice(0, MAX_MODELS));
         this.noteState(ids.length > 0 ? 'listed' : 'empty', ids);
       })
       .catch((err: unknown) => this.noteState('failed', [], (err as Error).message))
@@ -215,7 +229,11 @@ export class ModelLabels {
     ]);
     this.noteServed(lists);
     const ok = lists.filter((l): l is PromiseFulfilledResult<Listed> => l.status === 'fulfilled');
-    if (ok.length === 0) throw (lists[0] as PromiseRejectedResult).reason;
+    if (ok.length === 0) {
+      // Every list unread: the kept ones still label, until each one's keep time runs out.
+      if (!this.fixed) this.known = new Set([...new Set(this.lists.flat())].slice(0, MAX_MODELS));
+      throw (lists[0] as PromiseRejectedResult).reason;
+    }
     return [...new Set(ok.flatMap((l) => l.value.ids))];
   }
 
@@ -231,9 +249,20 @@ export class ModelLabels {
 
   private noteServed(lists: PromiseSettledResult<Listed>[]): void {
     const names = this.names;
+    const now = (this.opts.now ?? Date.now)();
+    const kept = this.opts.listKeptMs ?? LIST_KEPT_MS;
     lists.forEach((l, i) => {
-      if (l.status !== 'fulfilled') return;
+      if (l.status !== 'fulfilled') {
+        // Unread for longer than the keep time: the upstream serves nothing any more.
+        if (this.lists[i] && now - (this.listedAt[i] ?? 0) > kept) {
+          if (this.lists[i]!.length > 0) this.opts.log.warn({ upstream: names[i], models: this.lists[i]!.slice(0, 10), keptSeconds: kept / 1000 }, `the upstream's /v1/models has not answered for ${kept / 1000} s: its models are no longer labelled as its own`);
+          this.lists[i] = [];
+          this.entries[i] = [];
+        }
+        return;
+      }
       this.lists[i] = l.value.ids;
+      this.listedAt[i] = now;
       if (l.value.entries) this.entries[i] = l.value.entries;
     });
     this.publish(names.length);

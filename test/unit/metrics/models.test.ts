@@ -89,3 +89,36 @@ test('several upstreams: the "upstream models listed" line names every upstream 
   assert.deepEqual(listed[0]!['upstreams'], { 'engine-a': ['model-a'], 'engine-b': ['model-b', 'shared'] });
   assert.deepEqual(listed[0]!['models'], ['model-a', 'model-b', 'shared']);
 });
+
+test('a dead upstream\'s models keep their label for LIST_KEPT_MS, then become other (issue 45, item 4)', async () => {
+  const a = await upstream(['model-a']);
+  const b = await upstream(['model-b'], null);
+  let now = 1_000_000;
+  const labels = new ModelLabels({ allowlist: [], upstream: a, name: 'engine-a', refreshSeconds: 3600, log: pino({ level: 'silent' }), others: [{ url: b, name: 'engine-b' }], now: () => now, listKeptMs: 60_000 });
+  await labels.refresh();
+  assert.deepEqual([labels.label('model-a'), labels.label('model-b')], ['model-a', 'model-b']);
+  now += 59_000;
+  await labels.refresh(); // engine-b answers 500 from now on
+  assert.equal(labels.label('model-b'), 'model-b', 'unreachable, but its last list still labels');
+  assert.deepEqual(labels.upstreamsOf('model-b'), ['engine-b']);
+  now += 2_000;
+  await labels.refresh();
+  assert.equal(labels.label('model-b'), 'other', 'past the keep time it serves nothing');
+  assert.deepEqual(labels.upstreamsOf('model-b'), []);
+  assert.equal(labels.label('model-a'), 'model-a');
+  labels.stop();
+});
+
+test('one upstream that stops answering: its models keep their label for the keep time, then other', async () => {
+  const a = await upstream(['model-a'], null);
+  let now = 1_000_000;
+  const labels = new ModelLabels({ allowlist: [], upstream: a, refreshSeconds: 3600, log: pino({ level: 'silent' }), now: () => now, listKeptMs: 60_000 });
+  await labels.refresh();
+  now += 30_000;
+  await labels.refresh();
+  assert.equal(labels.label('model-a'), 'model-a');
+  now += 31_000;
+  await labels.refresh();
+  assert.equal(labels.label('model-a'), 'other');
+  labels.stop();
+});

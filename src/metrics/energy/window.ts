@@ -62,6 +62,8 @@ export class EnergyWindow {
   private readonly slots = new Map<number, Slot>();
   /** Unix ms of the end of the last second attributed; null: none yet. */
   through: number | null = null;
+  /** The slot of the first second attributed: the chart starts there, as the page's other charts start when infermeter did. */
+  private firstSlot: number | null = null;
 
   constructor(private readonly priced: boolean) {}
 
@@ -73,6 +75,7 @@ export class EnergyWindow {
       for (const k of this.slots.keys()) if (k < key - CHART_MS / SLOT_MS) this.slots.delete(k);
     }
     this.through = Math.max(this.through ?? -Infinity, s.at + 1000);
+    this.firstSlot = Math.min(this.firstSlot ?? Infinity, key);
     let u = slot.upstreams.get(s.upstream);
     if (!u) slot.upstreams.set(s.upstream, (u = { busyJoules: 0, idleJoules: 0, gpuSeconds: 0, cost: 0, idleCost: 0 }));
     u.gpuSeconds += s.gpuSeconds;
@@ -127,11 +130,15 @@ export class EnergyWindow {
     }));
   }
 
-  /** Joules per output token per model per slot over the chart's reach (null: no token in the slot). */
+  /**
+   * Joules per output token per model per slot over the chart's reach, from the first second
+   * attributed on (null: no token in the slot): a daemon up for 2 minutes gets 2 minutes of
+   * chart, not 13 empty ones before them.
+   */
   series(): { start: number; stepMs: number; points: number; joulesPerOutputToken: Record<string, (number | null)[]> } {
     if (this.through === null) return { start: 0, stepMs: SLOT_MS, points: 0, joulesPerOutputToken: {} };
     const last = Math.floor((this.through - 1) / SLOT_MS);
-    const first = last - CHART_MS / SLOT_MS + 1;
+    const first = Math.max(last - CHART_MS / SLOT_MS + 1, this.firstSlot ?? last);
     const out: Record<string, (number | null)[]> = {};
     for (let k = first; k <= last; k++) {
       for (const [model, m] of this.slots.get(k)?.models ?? []) {

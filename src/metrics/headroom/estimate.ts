@@ -22,7 +22,7 @@ export type CapacitySlo = (typeof CAPACITY_SLOS)[number];
 /** The limits a capacity can be bound by, in the bottleneck verdict's words (docs/bottleneck.md). */
 export const CAPACITY_LIMITS = ['decode', 'prefill', 'queue', 'kv_cache'] as const;
 export type CapacityLimit = (typeof CAPACITY_LIMITS)[number];
-export const UNKNOWN_REASONS = ['no_slo', 'no_load', 'too_few_requests', 'load_not_varied', 'beyond_reach'] as const;
+export const UNKNOWN_REASONS = ['no_slo', 'no_load', 'too_few_requests', 'load_not_varied', 'beyond_reach', 'below_served'] as const;
 export type UnknownReason = (typeof UNKNOWN_REASONS)[number];
 
 /** Fewest usable requests a fit is made from. */
@@ -121,10 +121,19 @@ export function estimateCapacity(input: EstimateInput, draws = new Draws()): Cap
   let lo: number;
   let hi: number;
   if (f(1) < 1) {
-    if (f(MAX_SCALE) < 1) return unknown('beyond_reach', `no SLO would break below ${MAX_SCALE}× today's load (${round(rate * MAX_SCALE)} req/s): too far past what was seen to give a figure`, model.evidence());
+    if (f(MAX_SCALE) < 1) return unknown('beyond_reach', `no SLO would break below ${MAX_SCALE}× today's load (the window's mean ${round(rate)} req/s; ${round(rate * MAX_SCALE)} req/s): too far past what was seen to give a figure`, model.evidence());
     [lo, hi] = [1, MAX_SCALE];
-  } else [lo, hi] = [1 / MAX_SCALE, 1];
-  if (f(lo) >= 1) return unknown('beyond_reach', `the SLOs are broken even at 1/${MAX_SCALE} of today's load`, model.evidence());
+  } else {
+    // The model says an SLO breaks below today's load. If today's load meets every SLO, the model
+    // is wrong about this window (a limit misread, a fit off its data): no figure below the rate
+    // being served within its SLOs is ever published.
+    const served = observedWithin(obs.usable, slos, input.thresholds, input.objective);
+    if (served !== null) {
+      return unknown('below_served', `the model puts the break below today's ${round(rate)} req/s, which every P${Math.round(input.objective * 100)} SLO meets (${served}): no figure below the rate being served`, model.evidence());
+    }
+    [lo, hi] = [1 / MAX_SCALE, 1];
+  }
+  if (f(lo) >= 1) return unknown('beyond_reach', `the SLOs are broken even at 1/${MAX_SCALE} of today's load (the window's mean ${round(rate)} req/s)`, model.evidence());
   while (hi / lo > 1.002) {
     const mid = Math.sqrt(lo * hi);
     if (f(mid) < 1) lo = mid;
@@ -136,9 +145,26 @@ export function estimateCapacity(input: EstimateInput, draws = new Draws()): Cap
   const bindingLimit = model.limitOf(bindingSlo, at);
   return {
     state: 'estimate', requestsPerSecond: round(capacity), loadRatio: round(rate / capacity), bindingSlo, bindingLimit, reason: null,
-    summary: `${bindingSlo.toUpperCase()} P${Math.round(input.objective * 100)} would reach ${input.thresholds[bindingSlo]} s at ${round(capacity)} req/s (${round(capacity / rate)}× today's load); the ${bindingLimit} limit binds`,
+    summary: `${bindingSlo.toUpperCase()} P${Math.round(input.objective * 100)} would reach ${input.thresholds[bindingSlo]} s at ${round(capacity)} req/s (${round(capacity / rate)}× today's load, the window's mean ${round(rate)} req/s); the ${bindingLimit} limit binds`,
     evidence: model.evidence(typeof at === 'string' ? null : at, bindingSlo, input.thresholds[bindingSlo]!),
   };
+}
+
+/** Every SLO's observed quantile within its threshold: a summary (`ttft 0.24/2 s, …`); null when one is not. */
+function observedWithin(usable: readonly Observed[], slos: readonly CapacitySlo[], thresholds: Thresholds, objective: number): string | null {
+  const values: Record<CapacitySlo, number[]> = { ttft: [], tpot: [], e2e: [] };
+  for (const o of usable) {
+    values.ttft.push(o.ttft);
+    if (o.tpot !== null) values.tpot.push(o.tpot);
+    values.e2e.push(o.ttft + (o.tpot ?? 0) * Math.max(0, o.outputTokens - 1));
+  }
+  const parts: string[] = [];
+  for (const slo of slos) {
+    const q = quantileOf(values[slo], objective);
+    if (q === null || q > thresholds[slo]!) return null;
+    parts.push(`${slo} ${round(q)}/${thresholds[slo]} s`);
+  }
+  return parts.join(', ');
 }
 
 /**

@@ -79,3 +79,20 @@ test('the replay can fail: the decode run read against twice its knee is far out
   const { regime, error } = replay({ ...rec, knee: rec.knee * 2 });
   assert.ok(error! < regime.bound![0], `error ${error}`);
 });
+
+test('no estimate below the rate served within its SLOs (issue 45, item 5): a misread slot limit gives below_served, not a figure under today\'s load', () => {
+  const rec = recordings.find((r) => r.regime === 'decode' && r.share === 0.7)!;
+  const regime = REGIMES.find((r) => r.name === 'decode')!;
+  const input = {
+    observation: observe(rec.requests, rec.from, rec.to), requestsPerSecond: rec.requestsPerSecond, thresholds: regime.slos, objective: 0.99,
+    // One slot, where the engine ran up to eight: the queue model puts the break far below today's load.
+    limits: { slots: 1, kvSequences: null },
+  };
+  const est = estimateCapacity(input);
+  assert.equal(est.state, 'unknown', `${est.requestsPerSecond} req/s against today's ${rec.requestsPerSecond}: ${est.summary}`);
+  assert.equal(est.reason, 'below_served', est.summary);
+  assert.match(est.summary, /ttft [\d.]+\/2 s, tpot [\d.]+\/0.18 s/);
+  // The same misread against SLOs today's load does not meet: the figure stands (it says the SLOs are broken now).
+  const tight = estimateCapacity({ ...input, thresholds: { ttft: 0.1, tpot: 0.18 } });
+  assert.notEqual(tight.reason, 'below_served', tight.summary);
+});

@@ -29,13 +29,12 @@ export function renderReplay(r: ReplayReport): string[] {
       `${n.toUpperCase()} ≤ ${msText((rep.slo[n] ?? rec.slo[n])!.threshold, 0)} ms`,
       (s) => (s.slo[n] ? `${pct(s.slo[n]!.attainment, 1)} of ${s.slo[n]!.judged}` : DASH),
     ]),
-    ['prefix-cache hits (share of prompt tokens)', (s) => (s.prefixCacheHitRatio === null ? DASH : `${pct(s.prefixCacheHitRatio, 1)} (${s.prefixCacheFrom})`)],
   ];
   out.push('| | recorded | replayed |', '| --- | ---: | ---: |');
   for (const [name, f] of rows) out.push(`| ${name} | ${f(rec)} | ${f(rep)} |`);
-  out.push('');
-  if (r.speed !== 1 && rec.arrivalRate !== null) out.push(`At ×${r.speed} the recorded arrival rate becomes ${num(rec.arrivalRate * r.speed)} req/s.`, '');
   const unbounded = r.reuse.find((x) => x.model === 'unbounded');
+  out.push(...prefixCacheRows(rec, rep, unbounded?.share ?? null), '');
+  if (r.speed !== 1 && rec.arrivalRate !== null) out.push(`At ×${r.speed} the recorded arrival rate becomes ${num(rec.arrivalRate * r.speed)} req/s.`, '');
   if (unbounded) out.push(`The trace's hash ids let an unbounded prefix cache reuse ${pct(unbounded.share, 1)} of prompt tokens (${unbounded.requestsHit} of ${rec.requests} requests with a hit).`, '');
   if (unbounded?.share != null && rep.prefixCacheHitRatio !== null && rep.prefixCacheHitRatio > unbounded.share + STALE_CACHE) {
     out.push(`**Warning**: the engine found ${pct(rep.prefixCacheHitRatio, 1)} of prompt tokens cached, more than the trace's own prefixes allow: it still holds this replay's text from an earlier run with the same --seed, and TTFT reads low. Rerun with another --seed or a restarted server.`, '');
@@ -61,6 +60,20 @@ export function renderReplay(r: ReplayReport): string[] {
   if (mapped.length) out.push(`Models mapped: ${mapped.map(([a, b]) => `${a} → ${b}`).join(', ')}.`, '');
   for (const n of r.notes) out.push(`Note: ${n}.`, '');
   return out;
+}
+
+/**
+ * The prefix-cache rows: the engine's hits on each side, each over all of its requests (a side
+ * that cannot say so shows why instead of a share of some of them), and the upper bound the
+ * trace's own hash ids allow an unbounded cache, which is the same trace on both sides.
+ */
+export function prefixCacheRows(rec: ReplaySide, rep: ReplaySide, upperBound: number | null): string[] {
+  const cell = (s: ReplaySide) => (s.prefixCacheHitRatio !== null ? `${pct(s.prefixCacheHitRatio, 1)} (${s.prefixCacheFrom})` : s.prefixCacheFrom ? `${DASH} (${s.prefixCacheFrom})` : DASH);
+  const bound = upperBound === null ? DASH : pct(upperBound, 1);
+  return [
+    `| prefix-cache hits (share of prompt tokens) | ${cell(rec)} | ${cell(rep)} |`,
+    `| upper bound: an unbounded cache over the trace's hash ids | ${bound} | ${bound} |`,
+  ];
 }
 
 function cachedLine(r: ReplayReport): string[] {

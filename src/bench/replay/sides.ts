@@ -44,8 +44,11 @@ export function recordedSide(w: Workload, slo: Thresholds): ReplaySide {
   const finish = has.e2e ? samples.reduce((m, s) => Math.max(m, s.start + (Number.isFinite(s.e2e) ? s.e2e : 0)), 0) : null;
   const seconds = finish === null ? 0 : finish - first;
   const sum = summarizePhase(samples, seconds, judged, 0);
+  // The replayed side counts every request (the engine's counters), so the recorded one is shown
+  // only where every line carries its cached tokens: a share of some lines is another quantity.
   const cached = w.requests.filter((r) => r.record.cachedInputTokens !== null);
-  const cachedInput = cached.reduce((a, r) => a + r.record.inputLength, 0);
+  const every = cached.length > 0 && cached.length === w.requests.length;
+  const cachedInput = every ? cached.reduce((a, r) => a + r.record.inputLength, 0) : 0;
   return {
     requests: samples.length, ok: sum.ok,
     arrivalRate: rate(samples.map((s) => s.start)),
@@ -53,7 +56,9 @@ export function recordedSide(w: Workload, slo: Thresholds): ReplaySide {
     inputTokens: sum.promptTokens, outputTokens: sum.outputTokens,
     ttft: sum.ttft, tpot: sum.tpot, e2e: sum.e2e, slo: sum.slo,
     prefixCacheHitRatio: cachedInput > 0 ? cached.reduce((a, r) => a + r.record.cachedInputTokens!, 0) / cachedInput : null,
-    prefixCacheFrom: cached.length ? `cached_input_tokens of ${cached.length}/${samples.length} lines` : null,
+    prefixCacheFrom: cached.length === 0 ? null
+      : every ? `cached_input_tokens of all ${samples.length} lines`
+      : `cached_input_tokens on ${cached.length} of ${samples.length} lines only: not comparable; those both runs report are compared below`,
   };
 }
 

@@ -49,7 +49,7 @@ function testFiles(dir: string): string[] {
 
 function parseArgs(argv: string[]): { unit: boolean; concurrency: number; filters: string[] } {
   let unit = false;
-  let concurrency = Number(process.env.INFERMETER_TEST_CONCURRENCY ?? 3);
+  let concurrency = Number(process.env.INFERMETER_TEST_CONCURRENCY ?? 2);
   const filters: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;

@@ -43,10 +43,23 @@ test('protobuf answer: every family of the text answer, same type, help, labels 
   }
   await waitForMetrics(env.proxy.metricsUrl, (s) => sumSamples(s, 'infermeter_requests_total') === 3 && s.some((x) => x.name === 'infermeter_gpu_info'), 10_000);
 
-  const text = await (await request(env.proxy.metricsUrl)).body.text();
-  const res = await request(env.proxy.metricsUrl, { headers: { accept: PROMETHEUS_NATIVE_ACCEPT } });
-  assert.equal(res.headers['content-type'], PROTOBUF_CONTENT_TYPE);
-  const families = decodeAll(new Uint8Array(await res.body.arrayBuffer()));
+  // The GPU collector runs every second, so its gauges and timestamps may move between two
+  // scrapes: compare a protobuf answer only with a text answer that was the same before and
+  // after it (nothing moved in between), like with like.
+  const scrapeText = async () => (await request(env.proxy.metricsUrl)).body.text();
+  let text = '';
+  let families: DecodedFamily[] = [];
+  for (let attempt = 0; ; attempt++) {
+    const before = await scrapeText();
+    const res = await request(env.proxy.metricsUrl, { headers: { accept: PROMETHEUS_NATIVE_ACCEPT } });
+    assert.equal(res.headers['content-type'], PROTOBUF_CONTENT_TYPE);
+    const body = new Uint8Array(await res.body.arrayBuffer());
+    if ((await scrapeText()) === before) {
+      [text, families] = [before, decodeAll(body)];
+      break;
+    }
+    assert.ok(attempt < 20, 'the text answer stayed the same across one protobuf answer in 20 tries');
+  }
   const byName = new Map(families.map((f) => [f.name, f]));
 
   const parsed = parsePrometheusText(text);

@@ -163,7 +163,7 @@ export class ModelLabels {
     this.fetching = this.fetchModels()
       .then((ids) => {
         // The union of every list still kept, not only of those that answered this time.
-        if (ids.length > 0 && !this.fixed) this.known = new Set([...new Set(this.lists.flat())].slice(0, MAX_MODELS));
+        if (ids.length > 0 && !this.fixed) this.known = this.keptModels();
         this.noteState(ids.length > 0 ? 'listed' : 'empty', ids);
       })
       .catch((err: unknown) => this.noteState('failed', [], (err as Error).message))
@@ -231,7 +231,7 @@ export class ModelLabels {
     const ok = lists.filter((l): l is PromiseFulfilledResult<Listed> => l.status === 'fulfilled');
     if (ok.length === 0) {
       // Every list unread: the kept ones still label, until each one's keep time runs out.
-      if (!this.fixed) this.known = new Set([...new Set(this.lists.flat())].slice(0, MAX_MODELS));
+      if (!this.fixed) this.known = this.keptModels();
       throw (lists[0] as PromiseRejectedResult).reason;
     }
     return [...new Set(ok.flatMap((l) => l.value.ids))];
@@ -245,6 +245,11 @@ export class ModelLabels {
   private perUpstream(): { upstreams?: Record<string, string[] | null> } {
     if (!this.routed) return {};
     return { upstreams: Object.fromEntries(this.names.map((n, i) => [n, this.lists[i]?.slice(0, 10) ?? null])) };
+  }
+
+  /** The models of every upstream's kept list, at most MAX_MODELS. */
+  private keptModels(): Set<string> {
+    return new Set([...new Set(this.lists.flat())].slice(0, MAX_MODELS));
   }
 
   private noteServed(lists: PromiseSettledResult<Listed>[]): void {

@@ -6,7 +6,10 @@
  *
  * Today's requests are carried to a rate k times today's, each keeping its own lengths:
  * - the decode batch grows by Little's law, each request's TPOT follows the fitted line at
- *   its grown batch (its residual kept), and the batch stops at the slot limit;
+ *   its grown batch (its residual kept), and the batch stops at the slot limit; where TPOT
+ *   also rises with the share of the decode spent beside a prompt in prefill (chunked
+ *   prefill: the prompt's chunk runs in the decode step), that share grows with the prefill
+ *   line's load, and the line's batch slope is fitted net of it;
  * - each TTFT keeps its own service, stretched as the engine step lengthens, and adds the
  *   growth of the prefill line's wait and of the batch slots' wait (queue.ts), at the same
  *   quantile its observed wait had;
@@ -15,7 +18,7 @@
  * grows with k), times today's rate.
  */
 import { Draws, multiServerWaits, singleServerWaits, waitAt, type Waits } from './queue.js';
-import { meanOf, medianLine, quantileOf, type Line, type Observation, type Observed } from './observe.js';
+import { fitPlane, meanOf, medianLine, quantileOf, type Line, type Observation, type Observed } from './observe.js';
 
 export const CAPACITY_SLOS = ['ttft', 'tpot', 'e2e'] as const;
 export type CapacitySlo = (typeof CAPACITY_SLOS)[number];
@@ -39,6 +42,12 @@ const MIN_BATCH_SPREAD = 0.5;
 const MIN_BATCH_SPREAD_SHARE = 0.15;
 /** Prompt lengths vary enough to fit service against them (coefficient of variation). */
 const MIN_PROMPT_CV = 0.2;
+/**
+ * The prefill share is a second regressor of TPOT only where it tells: its slope above this
+ * many standard errors, and the share spread (10th to 90th percentile) at least PREFILL_SPREAD.
+ */
+const PREFILL_SIGNIFICANCE = 3;
+const PREFILL_SPREAD = 0.1;
 
 export type Thresholds = Partial<Record<CapacitySlo, number>>;
 
@@ -85,6 +94,8 @@ interface Prediction {
   values: Record<CapacitySlo, number>;
   /** TTFT's percentile with only one cause of growth applied, for naming the limit. */
   parts: { step: number; prefill: number; slots: number };
+  /** The mean growth of TPOT from today's: from the batch, and from decoding beside prompts in prefill. */
+  tpotGrowth: { batch: number; prefill: number };
 }
 
 const round = (v: number) => Number(v.toPrecision(4));
@@ -113,7 +124,7 @@ export function estimateCapacity(input: EstimateInput, draws = new Draws()): Cap
   }
   const line = medianLine(batches, decoding.map((o) => o.tpot!));
   if (line === null) return unknown('load_not_varied', 'every request decoded in the same batch: too little load variation to tell how TPOT grows with it');
-  const model = new Model(input, line, draws);
+  const model = new Model(input, tpotFit(decoding, line), draws);
   const f = (k: number) => {
     const p = model.at(k);
     return p === null ? Infinity : Math.max(...slos.map((s) => p.values[s] / input.thresholds[s]!));
@@ -182,6 +193,9 @@ class Model {
   private readonly all: Observed[];
   private readonly slope: number;
   private readonly base: number;
+  /** TPOT per unit of prefill share (0 where the share does not tell), and how it was fitted. */
+  private readonly perShare: number;
+  private readonly tpotFrom: string;
   private readonly residual: Map<Observed, number>;
   private readonly meanBatch: number;
   private readonly meanReqBatch: number;
@@ -198,19 +212,21 @@ class Model {
   private readonly slotsFrom: CapacityLimit;
   private base1: { prefill: Waits; slots: Waits } | null = null;
 
-  constructor(private readonly input: EstimateInput, line: Line, private readonly draws: Draws) {
+  constructor(private readonly input: EstimateInput, fit: TpotFit, private readonly draws: Draws) {
     const obs = input.observation;
     this.all = obs.usable;
     this.decoding = this.all.filter((o) => o.tpot !== null);
-    this.slope = Math.max(0, line.slope);
-    this.base = line.slope > 0 ? line.intercept : meanOf(this.decoding.map((o) => o.tpot!));
-    this.residual = new Map(this.decoding.map((o) => [o, o.tpot! - this.base - this.slope * o.batch]));
+    this.slope = Math.max(0, fit.slope);
+    this.perShare = fit.perShare;
+    this.tpotFrom = fit.from;
+    this.base = fit.slope > 0 || fit.perShare > 0 ? fit.intercept : meanOf(this.decoding.map((o) => o.tpot!));
+    this.residual = new Map(this.decoding.map((o) => [o, o.tpot! - this.base - this.slope * o.batch - this.perShare * o.prefillShare]));
     this.meanBatch = obs.meanBatch > 0 ? obs.meanBatch : meanOf(this.decoding.map((o) => o.batch));
     this.meanReqBatch = meanOf(this.decoding.map((o) => o.batch));
     const n = this.all.length;
     // Little's law on the decode batch: batch = rate · E[(L−1) · TPOT], split into the part
     // that does not grow with the batch and the part that does.
-    this.decodeConst = this.decoding.reduce((a, o) => a + (o.outputTokens - 1) * (this.base + this.residual.get(o)!), 0) / n;
+    this.decodeConst = this.decoding.reduce((a, o) => a + (o.outputTokens - 1) * (this.base + this.perShare * o.prefillShare + this.residual.get(o)!), 0) / n;
     this.decodeLinear = this.slope * this.decoding.reduce((a, o) => a + (o.outputTokens - 1), 0) / n * this.meanReqBatch;
     this.decodeCov = this.slope * this.decoding.reduce((a, o) => a + (o.outputTokens - 1) * (o.batch - this.meanReqBatch), 0) / n;
     const decodeTime = this.decodeConst + this.decodeLinear + this.decodeCov;
@@ -234,10 +250,12 @@ class Model {
     if (!(m > 0)) return k;
     const r = k * this.rateEff;
     if (m - r * this.decodeLinear <= 0) return null;
-    // ρ·m = r·(const + linear·ρ + cov·√ρ): increasing in ρ once the linear part is below m.
+    // ρ·m = r·(const + linear·ρ + cov·√ρ): increasing in ρ once the linear part is below m. The
+    // constant part grows with k where decodes share more of their time with prompts in prefill.
+    const constant = this.decodeConst + this.perShare * this.decoding.reduce((a, o) => a + (o.outputTokens - 1) * (this.shareAt(o, k) - o.prefillShare), 0) / this.all.length;
     let lo = 0;
     let hi = 1;
-    const h = (rho: number) => rho * m - r * (this.decodeConst + this.decodeLinear * rho + this.decodeCov * Math.sqrt(rho));
+    const h = (rho: number) => rho * m - r * (constant + this.decodeLinear * rho + this.decodeCov * Math.sqrt(rho));
     while (h(hi) < 0) {
       hi *= 2;
       if (hi > 1e6) return null;
@@ -248,6 +266,15 @@ class Model {
       else hi = mid;
     }
     return hi;
+  }
+
+  /**
+   * The share of a request's decode beside a prompt in prefill at k × today's load: the prefill
+   * line is busy k times as long (its load is rate times its work), each request keeping its
+   * own difference from today's mean.
+   */
+  private shareAt(o: Observed, k: number): number {
+    return Math.min(1, o.prefillShare + (k - 1) * this.input.observation.prefillBusy);
   }
 
   at(k: number): Prediction | null {
@@ -263,9 +290,13 @@ class Model {
     const spread = Math.sqrt(rho);
     const meanReq = this.meanReqBatch * rho;
     const tpot = new Map<Observed, number>();
+    const tpotGrowth = { batch: 0, prefill: 0 };
     for (const o of this.decoding) {
       const batch = Math.min(this.slots, meanReq + (o.batch - this.meanReqBatch) * spread);
-      tpot.set(o, Math.max(0, this.base + this.slope * batch + this.residual.get(o)!));
+      const share = this.shareAt(o, k);
+      tpot.set(o, Math.max(0, this.base + this.slope * batch + this.perShare * share + this.residual.get(o)!));
+      tpotGrowth.batch += (this.slope * (batch - o.batch)) / this.decoding.length;
+      tpotGrowth.prefill += (this.perShare * (share - o.prefillShare)) / this.decoding.length;
     }
     const step0 = this.base + this.slope * this.meanReqBatch;
     const growth = step0 > 0 ? (this.base + this.slope * meanReq) / step0 : 1;
@@ -301,6 +332,7 @@ class Model {
     return {
       values: { ttft: quantileOf(ttft, q)!, tpot: quantileOf([...tpot.values()], q)!, e2e: quantileOf(e2e, q)! },
       parts: { step: quantileOf(parts.step, q)!, prefill: quantileOf(parts.prefill, q)!, slots: quantileOf(parts.slots, q)! },
+      tpotGrowth,
     };
   }
 
@@ -320,13 +352,15 @@ class Model {
    */
   limitOf(slo: CapacitySlo, at: Prediction | CapacityLimit): CapacityLimit {
     if (typeof at === 'string') return at;
-    if (slo === 'tpot') return 'decode';
+    // TPOT grows with the batch (decode) or with the prompts in prefill beside each decode (prefill).
+    const decodeSide: CapacityLimit = at.tpotGrowth.prefill > at.tpotGrowth.batch ? 'prefill' : 'decode';
+    if (slo === 'tpot') return decodeSide;
     const today = this.at(1);
     const base = today?.values.ttft ?? 0;
     const grow = { decode: at.parts.step - base, prefill: at.parts.prefill - base, slots: at.parts.slots - base };
     if (slo === 'e2e' && today) {
       const decodeGrowth = at.values.e2e - today.values.e2e - (at.values.ttft - base);
-      if (decodeGrowth > Math.max(grow.decode, grow.prefill, grow.slots)) return 'decode';
+      if (decodeGrowth > Math.max(grow.decode, grow.prefill, grow.slots)) return decodeSide;
     }
     if (grow.slots >= grow.prefill && grow.slots >= grow.decode && grow.slots > 0) return this.slotsFrom;
     return grow.prefill > grow.decode ? 'prefill' : 'decode';
@@ -338,7 +372,9 @@ class Model {
       { name: 'requests', value: this.all.length, unit: 'requests', basis: 'finished streams far enough inside the window that all they overlapped is known' },
       { name: 'decodeBatch', value: round(this.meanBatch), unit: 'sequences', basis: 'time-average requests decoding, from the records (first to last token)' },
       { name: 'tpotBase', value: round(this.base), unit: 's' },
-      { name: 'tpotPerSequence', value: round(this.slope), unit: 's', basis: 'a line through the median TPOT of ten slices of requests by the mean batch during their decode' },
+      { name: 'tpotPerSequence', value: round(this.slope), unit: 's', basis: this.tpotFrom },
+      { name: 'tpotPerPrefillShare', value: round(this.perShare), unit: 's', basis: 'TPOT added by a decode spent wholly beside prompts in prefill (chunked prefill); 0 where the share does not tell' },
+      { name: 'prefillBusy', value: round(this.input.observation.prefillBusy), unit: 'ratio', basis: 'share of the window with some prompt in prefill (the TTFT service after the queue)' },
       { name: 'prefillWorkMean', value: round(meanOf(this.prefillWork)), unit: 's', basis: this.prefillFrom },
       { name: 'prefillUtilization', value: round(this.input.requestsPerSecond * meanOf(this.prefillWork)), unit: 'ratio' },
       { name: 'batchLimit', value: Number.isFinite(this.slots) ? round(this.slots) : null, unit: 'sequences',
@@ -348,6 +384,31 @@ class Model {
     if (at && slo && threshold !== undefined) out.push({ name: `${slo}AtCapacity`, value: round(at.values[slo]), unit: 's', basis: `threshold ${threshold} s` });
     return out;
   }
+}
+
+/** TPOT's fit: the batch line, and the prefill share's slope where it tells. */
+interface TpotFit {
+  intercept: number;
+  slope: number;
+  perShare: number;
+  from: string;
+}
+
+/**
+ * TPOT = base + slope · batch, through the medians of ten slices by batch; or, where TPOT also
+ * rises with the share of the decode beside prompts in prefill (that slope significant and the
+ * share spread), TPOT = base + slope · batch + perShare · share by least squares, trimmed. An
+ * engine that runs prompt chunks in the decode step slows every sequence while a prompt is in
+ * prefill; more requests in flight also means more prompts, so without the second regressor
+ * that slowdown reads as batch growth, and a prefill-bound engine was named decode-bound.
+ */
+function tpotFit(decoding: readonly Observed[], line: Line): TpotFit {
+  const single = { intercept: line.intercept, slope: line.slope, perShare: 0, from: 'a line through the median TPOT of ten slices of requests by the mean batch during their decode' };
+  const shares = decoding.map((o) => o.prefillShare);
+  if (quantileOf(shares, 0.9)! - quantileOf(shares, 0.1)! < PREFILL_SPREAD) return single;
+  const plane = fitPlane(decoding.map((o) => o.batch), shares, decoding.map((o) => o.tpot!));
+  if (plane === null || !(plane.perShare > PREFILL_SIGNIFICANCE * plane.perShareError)) return single;
+  return { intercept: plane.intercept, slope: plane.slope, perShare: plane.perShare, from: 'least squares of TPOT on the mean batch during the decode and the share of it beside prompts in prefill (trimmed of outliers)' };
 }
 
 /**

@@ -12,6 +12,12 @@
  *   since start, at least PINNED_SHARE at it. A prefill-bound engine queues at every batch
  *   size (requests wait for the step's token budget, not for a slot), and its largest batch
  *   seen is no limit. Kept since start, like the bottleneck verdict's TPOT floor.
+ *
+ * A slot limit once read holds until the engine changes: it is seen running more (the batch
+ * was not at a limit), or it restarts (its prompt-token counter goes back). Without that, the
+ * share of readings pinned at the limit moved with the load from one poll to the next, and the
+ * limit came and went (issue 45: `batchLimit 9` from the slots, then 379.6 from the KV cache,
+ * on consecutive polls of a steady 3 req/s).
  */
 import type { EngineReading, MachineState } from '../../collectors/snapshot.js';
 
@@ -46,6 +52,10 @@ export class LimitHistory {
    */
   private queued = 0;
   private lastAt = 0;
+  /** The slot limit read, held until the engine changes. */
+  private slots: number | null = null;
+  /** The engines' prompt-token counters at the last reading, by upstream: one going back is a restart. */
+  private promptTotals = new Map<string, number>();
 
   /** One snapshot; `upstreams` narrows to the engines that serve the model (empty: all). */
   add(m: MachineState, upstreams: readonly string[], from: number): void {
@@ -54,6 +64,13 @@ export class LimitHistory {
     while (this.samples.length > 0 && this.samples[0]!.at < from) this.samples.shift();
     if (fresh.length === 0) return;
     this.lastAt = Math.max(...fresh.map((e) => e.at));
+    for (const e of fresh) {
+      const total = e.promptTokensTotal;
+      if (typeof total !== 'number') continue;
+      const before = this.promptTotals.get(e.upstream);
+      if (before !== undefined && total < before) this.restart();
+      this.promptTotals.set(e.upstream, total);
+    }
     const sum = (f: (e: EngineReading) => number | null) => {
       const xs = engines.map(f).filter((v): v is number => v !== null);
       return xs.length ? xs.reduce((a, b) => a + b, 0) : null;
@@ -67,11 +84,22 @@ export class LimitHistory {
     if (running > this.maxRunning) {
       this.maxRunning = running;
       this.sightings = 0;
+      this.slots = null;
     }
     if ((waiting ?? 0) >= 1 && (kv === null || kv < KV_ROOM)) {
       this.queued++;
       if (running === this.maxRunning) this.sightings++;
     }
+    if (this.slots === null && this.sightings >= SLOT_SIGHTINGS && this.sightings >= PINNED_SHARE * this.queued && this.maxRunning > 0) this.slots = this.maxRunning;
+  }
+
+  /** An engine restarted: what was read of the old one says nothing of the new one. */
+  private restart(): void {
+    this.maxRunning = 0;
+    this.sightings = 0;
+    this.queued = 0;
+    this.slots = null;
+    this.samples = [];
   }
 
   limits(): EngineLimits {
@@ -79,7 +107,7 @@ export class LimitHistory {
     const kvMean = withKv.reduce((a, s) => a + s.kv!, 0) / Math.max(1, withKv.length);
     const runMean = withKv.reduce((a, s) => a + s.running, 0) / Math.max(1, withKv.length);
     return {
-      slots: this.sightings >= SLOT_SIGHTINGS && this.sightings >= PINNED_SHARE * this.queued && this.maxRunning > 0 ? this.maxRunning : null,
+      slots: this.slots,
       kvSequences: withKv.length > 0 && kvMean >= KV_MIN && runMean > 0 ? runMean / kvMean : null,
     };
   }

@@ -74,6 +74,20 @@ for (const rec of recordings) {
   });
 }
 
+test('the prefill-bound regime within ±20 % at 50 % and 70 % of its knee, naming prefill: TPOT fitted on the prompts in prefill beside each decode as well as the batch (issue 45, item 5)', () => {
+  for (const rec of recordings.filter((r) => r.regime === 'prefill')) {
+    const { estimate, error } = replay(rec);
+    const seen = `${estimate.requestsPerSecond} req/s (${error === null ? estimate.reason : `${(error * 100).toFixed(1)} %`}), ${estimate.bindingSlo}/${estimate.bindingLimit}`;
+    // One regressor read the prompts' slowdown of every decode step as batch growth: −25.5 %, naming decode.
+    assert.ok(error !== null && Math.abs(error) <= 0.2, `prefill at ${rec.share}: ${seen}`);
+    assert.equal(estimate.bindingLimit, 'prefill', `prefill at ${rec.share}: ${seen}`);
+    assert.ok(estimate.evidence.find((e) => e.name === 'tpotPerPrefillShare')!.value! > 0, 'the prefill share is fitted');
+  }
+  // In the decode-bound regime prompts are short: the batch carries TPOT's growth.
+  const decode = replay(recordings.find((r) => r.regime === 'decode' && r.share === 0.7)!).estimate;
+  assert.equal(decode.bindingLimit, 'decode');
+});
+
 test('the replay can fail: the decode run read against twice its knee is far outside the bound', () => {
   const rec = recordings.find((r) => r.regime === 'decode' && r.share === 0.7)!;
   const { regime, error } = replay({ ...rec, knee: rec.knee * 2 });

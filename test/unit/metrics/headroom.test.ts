@@ -8,7 +8,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Draws, multiServerWaits, singleServerWaits, waitAt } from '../../../src/metrics/headroom/queue.js';
-import { observe, type HeadroomRequest } from '../../../src/metrics/headroom/observe.js';
+import { fitPlane, observe, type HeadroomRequest } from '../../../src/metrics/headroom/observe.js';
+import { mulberry32 } from '../../../src/lib/prng.js';
 import { estimateCapacity, MAX_SCALE, type Thresholds } from '../../../src/metrics/headroom/estimate.js';
 import { LimitHistory, SLOT_SIGHTINGS } from '../../../src/metrics/headroom/limits.js';
 import { calibrate } from '../../../src/metrics/headroom/bench.js';
@@ -121,8 +122,32 @@ for (const r of REGIMES) {
   });
 }
 
-const machine = (running: number, waiting: number, kv: number, at: number) =>
-  ({ gpus: [], engines: [{ upstream: 'u', engine: 'vllm', running, waiting, kvCacheUsage: kv, at }], gpuEngines: null, host: null, process: null, proxyLoop: null, collectors: [] }) as unknown as MachineState;
+const machine = (running: number, waiting: number, kv: number, at: number, promptTokensTotal: number | null = null) =>
+  ({ gpus: [], engines: [{ upstream: 'u', engine: 'vllm', running, waiting, kvCacheUsage: kv, promptTokensTotal, at }], gpuEngines: null, host: null, process: null, proxyLoop: null, collectors: [] }) as unknown as MachineState;
+
+test('a slot limit once read holds from poll to poll until the engine changes: a larger batch, or a restart (issue 45, item 5)', () => {
+  const h = new LimitHistory();
+  let at = 0;
+  const read = (r: number, w: number, prompts: number | null = null) => h.add(machine(r, w, 0.3, ++at, prompts), [], 0);
+  for (let i = 0; i < 3; i++) read(8, 2, 1000 * at);
+  assert.equal(h.limits().slots, 8);
+  // Requests waiting for their step below the limit, poll after poll: the share of queued readings
+  // at 8 falls under half, which the limit read does not undo (it flipped to null here before).
+  const polls: (number | null)[] = [];
+  for (let i = 0; i < 6; i++) {
+    read(5, 1, 1000 * at);
+    polls.push(h.limits().slots);
+  }
+  assert.deepEqual(polls, [8, 8, 8, 8, 8, 8]);
+  // The engine restarts (its prompt-token counter goes back): what was read of it is gone.
+  read(2, 0, 10);
+  assert.equal(h.limits().slots, null);
+  for (let i = 0; i < 3; i++) read(8, 2, 20 + at);
+  assert.equal(h.limits().slots, 8);
+  // It runs 9: 8 was no limit.
+  read(9, 0, 30 + at);
+  assert.equal(h.limits().slots, null);
+});
 
 test(`the slot limit: the largest batch, read with requests waiting and KV room ${SLOT_SIGHTINGS} times and where most queues are; KV sequences = running / usage`, () => {
   const h = new LimitHistory();
@@ -173,15 +198,40 @@ test('a bench of this server calibrates the estimate at the same mix, and only t
 
 test('where a limit saturates before any threshold is reached, that limit binds (not the batch slots by default)', () => {
   // Thresholds no steady state reaches: only saturation (a queue that never settles) breaks them.
-  // Prompt chunks share each step with the decode batch, so TPOT's line climbs steeply and the
-  // decode batch saturates first (docs/headroom.md, "Accuracy"): decode, shown in TPOT.
-  const decode = estimateAt({ baseMs: 20, perSeqMs: 0.5, prefillTps: 4000, budget: 512, maxSeqs: 512 }, { prompt: [1500, 2500], output: [16, 32] }, 0.5, { ttft: 1000, tpot: 1000 });
-  assert.equal(decode.state, 'estimate', decode.summary);
-  assert.equal(decode.bindingLimit, 'decode', decode.summary);
-  assert.equal(decode.bindingSlo, 'tpot', decode.summary);
+  // Prompt chunks share each step with the decode batch. Before TPOT had the prefill share as a
+  // second regressor (issue 45, item 5), that slowdown read as batch growth and the decode batch
+  // saturated first, named decode. The prefill line saturates first: each step takes 512 prompt
+  // tokens (128 ms at 4000 tokens/s) beside 20 ms of decode, 3,459 prompt tokens/s, 1.73 req/s of
+  // 2000-token prompts: prefill, shown in TTFT.
+  const prefill = estimateAt({ baseMs: 20, perSeqMs: 0.5, prefillTps: 4000, budget: 512, maxSeqs: 512 }, { prompt: [1500, 2500], output: [16, 32] }, 0.5, { ttft: 1000, tpot: 1000 });
+  assert.equal(prefill.state, 'estimate', prefill.summary);
+  assert.equal(prefill.bindingLimit, 'prefill', prefill.summary);
+  assert.equal(prefill.bindingSlo, 'ttft', prefill.summary);
+  const saturation = 512 / (0.020 + 512 / 4000) / 2000;
+  assert.ok(Math.abs(prefill.requestsPerSecond! / saturation - 1) < 0.15, `${prefill.requestsPerSecond} req/s against the prefill line's ${saturation.toFixed(3)}`);
   const slots = estimateAt({ ...DECODE, perSeqMs: 0.5, maxSeqs: 8 }, DECODE_MIX, 4, { ttft: 1000, tpot: 1000 }, 1500, { slots: 8, kvSequences: null });
   assert.equal(slots.bindingLimit, 'queue', slots.summary);
   assert.equal(slots.bindingSlo, 'ttft', slots.summary);
   const kv = estimateAt({ ...DECODE, perSeqMs: 0.5, maxSeqs: 8 }, DECODE_MIX, 4, { ttft: 1000, tpot: 1000 }, 1500, { slots: null, kvSequences: 8 });
   assert.equal(kv.bindingLimit, 'kv_cache', kv.summary);
+});
+
+test('fitPlane recovers TPOT = base + slope · batch + perShare · share, and ignores a stalled step', () => {
+  const rand = mulberry32(5);
+  const xs: number[] = [];
+  const zs: number[] = [];
+  const ys: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    const x = 1 + 7 * rand();
+    // The share rises with the batch (more in flight, more prompts): the collinearity that fooled one regressor.
+    const z = Math.min(1, Math.max(0, 0.1 * x + 0.3 * (rand() - 0.5)));
+    xs.push(x);
+    zs.push(z);
+    ys.push(0.03 + 0.002 * x + 0.09 * z + 0.001 * (rand() - 0.5) + (i === 7 ? 2 : 0));
+  }
+  const p = fitPlane(xs, zs, ys)!;
+  assert.ok(Math.abs(p.intercept - 0.03) < 0.002 && Math.abs(p.slope - 0.002) < 0.0003 && Math.abs(p.perShare - 0.09) < 0.003, JSON.stringify(p));
+  assert.ok(p.perShare > 10 * p.perShareError);
+  assert.equal(fitPlane(xs.slice(0, 5), zs.slice(0, 5), ys.slice(0, 5)), null, 'under 10 points');
+  assert.equal(fitPlane(xs, xs.map((x) => 2 * x), ys), null, 'collinear');
 });

@@ -18,17 +18,23 @@ export const REQUEST_LABELS = ['gen_ai_operation_name', 'gen_ai_provider_name', 
 export const TENANT_LABEL = 'tenant';
 /** Only with more than one upstream (README: the label sets): which engine served the request ('none': answered by infermeter). */
 export const UPSTREAM_LABEL = 'upstream';
+/**
+ * On the five latency histograms only: which generation API the request used (record/routes.ts
+ * API_LABELS: chat_completions, completions, messages, responses). Messages and Responses streams
+ * are `chat` operations, so without it their latencies land in the chat series.
+ */
+export const API_LABEL = 'api';
 
 export const REQUEST_METRICS = [
-  { name: 'gen_ai_server_time_to_first_token_seconds', type: 'histogram', unit: 's', buckets: 'ttft', labels: [...REQUEST_LABELS, UPSTREAM_LABEL, TENANT_LABEL], source: 'proxy',
+  { name: 'gen_ai_server_time_to_first_token_seconds', type: 'histogram', unit: 's', buckets: 'ttft', labels: [...REQUEST_LABELS, API_LABEL, UPSTREAM_LABEL, TENANT_LABEL], source: 'proxy',
     help: 'Time to first token (TTFT): first chunk carrying a generated token of any kind (content, reasoning, tool call, text) minus the time the proxy received the request. ok streaming requests only.' },
-  { name: 'infermeter_time_to_first_output_seconds', type: 'histogram', unit: 's', buckets: 'ttft', labels: [...REQUEST_LABELS, UPSTREAM_LABEL, TENANT_LABEL], source: 'proxy',
+  { name: 'infermeter_time_to_first_output_seconds', type: 'histogram', unit: 's', buckets: 'ttft', labels: [...REQUEST_LABELS, API_LABEL, UPSTREAM_LABEL, TENANT_LABEL], source: 'proxy',
     help: 'Time to first output (TTFO): first chunk with visible content, text or tool calls minus request receipt; differs from TTFT for reasoning models. ok streaming requests only.' },
-  { name: 'gen_ai_server_time_per_output_token_seconds', type: 'histogram', unit: 's', buckets: 'tpot', labels: [...REQUEST_LABELS, UPSTREAM_LABEL, TENANT_LABEL], source: 'proxy',
+  { name: 'gen_ai_server_time_per_output_token_seconds', type: 'histogram', unit: 's', buckets: 'tpot', labels: [...REQUEST_LABELS, API_LABEL, UPSTREAM_LABEL, TENANT_LABEL], source: 'proxy',
     help: 'Time per output token (TPOT): (E2E - TTFT) / (output_tokens - 1), for ok streaming requests with at least 2 output tokens.' },
-  { name: 'gen_ai_server_request_duration_seconds', type: 'histogram', unit: 's', buckets: 'e2e', labels: [...REQUEST_LABELS, UPSTREAM_LABEL, TENANT_LABEL], source: 'proxy',
+  { name: 'gen_ai_server_request_duration_seconds', type: 'histogram', unit: 's', buckets: 'e2e', labels: [...REQUEST_LABELS, API_LABEL, UPSTREAM_LABEL, TENANT_LABEL], source: 'proxy',
     help: 'End-to-end latency (E2E): last byte of the upstream response minus request receipt. ok requests only.' },
-  { name: 'infermeter_inter_chunk_latency_seconds', type: 'histogram', unit: 's', buckets: 'chunk', labels: [...REQUEST_LABELS, UPSTREAM_LABEL, TENANT_LABEL], source: 'proxy',
+  { name: 'infermeter_inter_chunk_latency_seconds', type: 'histogram', unit: 's', buckets: 'chunk', labels: [...REQUEST_LABELS, API_LABEL, UPSTREAM_LABEL, TENANT_LABEL], source: 'proxy',
     help: 'Gap between consecutive token-bearing chunks of a stream (a chunk may hold several tokens under speculative decoding).' },
   { name: 'gen_ai_client_token_usage', type: 'histogram', unit: '{token}', buckets: 'tokens', labels: [...REQUEST_LABELS, UPSTREAM_LABEL, 'gen_ai_token_type', TENANT_LABEL], source: 'proxy',
     help: 'Tokens per request, by gen_ai_token_type (input, output).' },

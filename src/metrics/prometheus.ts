@@ -3,11 +3,12 @@
  * metrics side (worker thread), never on the proxy's event loop.
  */
 import { Gauge, type Registry } from 'prom-client';
-import { REQUEST_METRICS, TENANT_LABEL, UPSTREAM_LABEL } from './catalog.js';
+import { API_LABEL, REQUEST_METRICS, TENANT_LABEL, UPSTREAM_LABEL } from './catalog.js';
 import { gauge, type BucketSet, type MetricDef } from '../lib/metric-def.js';
 import { SeriesHistogram, type HistogramSeries } from './histogram.js';
 import { SeriesCounter } from './counter.js';
 import { tpotSeconds, type RequestRecord } from '../record/record.js';
+import { apiLabelOf } from '../record/routes.js';
 import type { JudgedBatch } from './batch.js';
 import type { Verdict } from '../slo/judge.js';
 import type { BatchConsumer } from './consumer.js';
@@ -104,10 +105,12 @@ const DEFAULT_SETTINGS: RequestMetricsSettings = {
   promptTokensClasses: [...DEFAULT_PROMPT_CLASSES], inFlightBands: [...DEFAULT_IN_FLIGHT_BANDS], tenantHistograms: false, tenantFrom: 'none', tenantLimit: 20,
 };
 
-/** Everything one (operation, model[, tenant]) records into, resolved once: labels, classic and native series. */
+/** Everything one (route, model[, tenant][, upstream]) records into, resolved once: labels, classic and native series. */
 interface Bound {
   /** The histograms' labels (tenant among them only with --tenant-histograms). */
   labels: Record<string, string>;
+  /** The five latency histograms' labels: `labels` and the API (routes.ts API_LABELS) of a generation route. */
+  latencyLabels: Record<string, string>;
   /** The counters' labels: the request labels, and the tenant when tenants are on. */
   counterLabels: Record<string, string>;
   /** Made on first observation, so that a series appears in /metrics only once it has data. */
@@ -137,7 +140,7 @@ export class RequestMetrics implements BatchConsumer {
   /** Tenants on: the counters carry the label; and on histograms too (tenantHistograms). */
   private readonly tenantCounters: boolean;
   private readonly tenantHistograms: boolean;
-  /** operation → model label (and tenant, when histograms carry it) → Bound: no label object per request once seen. */
+  /** route → model label (and tenant, upstream) → Bound: no label object per request once seen. A route has one operation (routes.ts). */
   private readonly bound = new Map<string, Map<string, Bound>>();
   /** Several upstreams: their labels by record index; null with one (no upstream label at all). */
   private readonly upstreams: readonly UpstreamLabel[] | null;
@@ -254,9 +257,9 @@ export class RequestMetrics implements BatchConsumer {
     this.tenants.setLimit(live.tenantLimit);
   }
 
-  private bind(operation: string, model: string, tenant: string, upstream: number): Bound {
-    let byModel = this.bound.get(operation);
-    if (!byModel) this.bound.set(operation, (byModel = new Map()));
+  private bind(route: string, operation: string, model: string, tenant: string, upstream: number): Bound {
+    let byModel = this.bound.get(route);
+    if (!byModel) this.bound.set(route, (byModel = new Map()));
     const ups = this.upstreams;
     let key = this.tenantCounters ? model + '\u0000' + tenant : model;
     if (ups) key += '\u0001' + upstream;
@@ -268,9 +271,12 @@ export class RequestMetrics implements BatchConsumer {
         : { gen_ai_operation_name: operation, gen_ai_provider_name: this.provider, gen_ai_request_model: model };
       const counterLabels = this.tenantCounters ? { ...request, [TENANT_LABEL]: tenant } : request;
       const labels = this.tenantHistograms ? counterLabels : request;
-      const series = (name: Def['name']) => this.natives.series(name, labels);
+      const api = apiLabelOf(route);
+      const latencyLabels = api === null ? labels : { ...labels, [API_LABEL]: api };
+      const series = (name: Def['name']) => this.natives.series(name, latencyLabels);
       b = {
         labels,
+        latencyLabels,
         counterLabels,
         latency: {},
         native: {
@@ -287,7 +293,7 @@ export class RequestMetrics implements BatchConsumer {
   }
 
   private observe(b: Bound, key: NativeKey, value: number, exemplar: string | null, at: number): void {
-    const classic = (b.latency[key] ??= this[key].labels(b.labels));
+    const classic = (b.latency[key] ??= this[key].labels(b.latencyLabels));
     if (exemplar === null) classic.observe(value);
     else classic.observeTraced(value, exemplar, at);
     b.native[key].observe(value, exemplar, at);
@@ -296,7 +302,7 @@ export class RequestMetrics implements BatchConsumer {
   /** One finished request (its inFlightAtFirstToken machine-wide: side/sources.ts), its model label and verdicts (batch.ts). */
   private record(r: RequestRecord, model: string, verdicts: readonly Verdict[] | null): void {
     const tenant = this.tenantCounters ? this.tenants.label(r.tenant) : '';
-    const bound = this.bind(r.operation, model, tenant, r.upstream);
+    const bound = this.bind(r.route, r.operation, model, tenant, r.upstream);
     const labels = bound.counterLabels;
     this.requests.inc({ ...labels, route: r.route, outcome: r.outcome });
     if (r.meteringFailure) this.meteringFailures.inc({ reason: r.meteringFailure });
@@ -304,7 +310,7 @@ export class RequestMetrics implements BatchConsumer {
 
     if (r.chunkGaps) {
       // Both series resolved once per record, not per gap: a stream brings dozens.
-      const classic = (bound.latency.chunk ??= this.chunk.labels(bound.labels));
+      const classic = (bound.latency.chunk ??= this.chunk.labels(bound.latencyLabels));
       const native = bound.native.chunk;
       for (const gap of r.chunkGaps) {
         classic.observe(gap);

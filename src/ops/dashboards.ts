@@ -45,6 +45,18 @@ function latencyPanel(title: string, histogram: string, slo: string, description
   };
 }
 
+/**
+ * One API's streams against another's (the `api` label of the latency histograms): Messages and
+ * Responses are `chat` operations, so only this label keeps a Claude-Code-style client's TTFT
+ * apart from a chat client's. The selected models together.
+ */
+function perApiP99(): PanelSpec {
+  const line = (name: string, histogram: string) => ({ expr: quantile(0.99, histogram, 'api', REQ), legend: `${name} P99 {{api}}` });
+  return { title: 'P99 by API: TTFT, TPOT, E2E', unit: 's', w: 24, h: 7,
+    description: 'The 99th percentiles per generation API (api: chat_completions, completions, messages for Anthropic Messages, responses for OpenAI Responses), every selected model together. One API far above the others points at what its clients send (longer prompts, tools, reasoning), not at the engine as a whole.',
+    targets: [line('TTFT', M.ttft), line('TPOT', M.tpot), line('E2E', M.e2e)] };
+}
+
 function sloErrorRatio(window: string): string {
   const by = 'gen_ai_request_model, slo';
   const inc = (sel: string) => `sum by (${by}) (increase(${M.sloRequests}{${sel}}[${window}]))`;
@@ -127,6 +139,7 @@ function overview(slos: SloConfig): DashboardSpec {
         latencyPanel('End-to-end latency', M.e2e, 'e2e', 'E2E: last byte of the response minus request receipt.'),
         { title: 'Inter-chunk latency P99', unit: 's', w: 24, h: 6, description: 'Gap between consecutive token-bearing chunks, 99th percentile.',
           targets: [{ expr: quantile(0.99, M.chunk, 'gen_ai_request_model', REQ), legend: 'P99 {{gen_ai_request_model}}' }] },
+        perApiP99(),
       ] },
       { title: 'Traffic', panels: [
         { title: 'Requests per second', unit: 'reqps', w: 6, description: 'Every forwarded request, by model.',

@@ -38,6 +38,19 @@ const OTHER: RouteInfo = { route: 'other', operation: 'other', metered: false, a
 /** Every value the route label can take (for cardinality tests and README). */
 export const ROUTE_LABELS = [...new Set([...Object.values(TABLE).map((r) => r.route), OTHER.route])];
 
+/**
+ * The `api` label of the latency histograms: the route labels of the metered generation routes,
+ * exactly these (chat_completions, completions, messages, responses). Messages and Responses are
+ * `chat` operations, so the operation alone cannot tell their latencies apart.
+ */
+export const API_LABELS: readonly string[] = Object.values(TABLE).filter((r) => r.metered).map((r) => r.route);
+const API_LABEL_SET: ReadonlySet<string> = new Set(API_LABELS);
+
+/** The `api` label of a record's route, or null for a route that is not a metered generation. */
+export function apiLabelOf(route: string): string | null {
+  return API_LABEL_SET.has(route) ? route : null;
+}
+
 export function routeFor(path: string): RouteInfo {
   return TABLE[path] ?? TABLE[path.replace(/\/+$/, '')] ?? OTHER;
 }

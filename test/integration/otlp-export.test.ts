@@ -93,7 +93,8 @@ test('known requests arrive over OTLP with GenAI names, units, attributes and Pr
   assert.equal(ttft?.unit, 's');
   assert.equal(ttft?.histogram?.aggregationTemporality, 'AGGREGATION_TEMPORALITY_CUMULATIVE');
   const [tp] = points(ttft);
-  assert.deepEqual(attrs(tp!.attributes), REQUEST_ATTRS);
+  // The latency histograms carry the API too (undotted, so it reaches Prometheus as /metrics' `api`); the counters do not.
+  assert.deepEqual(attrs(tp!.attributes), { ...REQUEST_ATTRS, api: 'chat_completions' });
   assert.equal(tp!.count, STREAMED);
   assert.deepEqual(tp!.explicitBounds, TTFT_BOUNDS);
   assert.equal(TTFT_BOUNDS[TTFT_BOUNDS.length - 1], 2560);

@@ -87,8 +87,8 @@ function seconds(text: string): number {
   return Number(m[1]!.replace(/,/g, '')) / (m[2] === 'ms' ? 1000 : 1);
 }
 
-function cellText(dom: string, model: string, field: string): string {
-  const row = new RegExp(`<tr[^>]*data-model="${model}"[^>]*>([\\s\\S]*?)</tr>`).exec(dom);
+function cellText(dom: string, model: string, field: string, key = 'data-model'): string {
+  const row = new RegExp(`<tr[^>]*${key}="${model}"[^>]*>([\\s\\S]*?)</tr>`).exec(dom);
   assert.ok(row, `no row for ${model} in the DOM`);
   const cell = new RegExp(`<td[^>]*data-field="${field}"[^>]*>([^<]*)</td>`).exec(row[1]!);
   assert.ok(cell, `no ${field} cell for ${model}`);
@@ -110,6 +110,11 @@ test('headless Chromium: the page before and after traffic with a known TTFT', {
   const { stdout: dom, netlog } = await chromium(`${base}/ui`, { dom: true });
   assert.match(dom, /data-ready="1"/, 'the page rendered its first status');
   assert.equal(cellText(dom, MODEL, 'model'), MODEL, 'the DOM names the model');
+  // The By API table: one row, chat_completions, printing its JSON row's TTFT P99.
+  const apiRow = (await status(base)).doc.apis.find((a) => a.api === 'chat_completions')!;
+  assert.equal(cellText(dom, 'chat_completions', 'api', 'data-api'), 'chat_completions', 'the DOM has a row per API');
+  assert.ok(Math.abs(seconds(cellText(dom, 'chat_completions', 'ttft-p99', 'data-api')) - apiRow.ttft.p99!) <= 0.0005 * 1.001, 'the API row prints its JSON figure');
+  assert.doesNotMatch(dom, /data-api="messages"/, 'no row for an API that sent nothing');
   const { samples } = await scrape(proxy.metricsUrl);
   const labels = { gen_ai_request_model: MODEL };
   const mean = (name: string) => sumSamples(samples, `${name}_sum`, labels) / sumSamples(samples, `${name}_count`, labels);

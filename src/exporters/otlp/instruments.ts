@@ -51,6 +51,8 @@ export const ATTR = {
   provider: 'gen_ai.provider.name',
   model: 'gen_ai.request.model',
   tokenType: 'gen_ai.token.type',
+  /** The latency histograms' `api` (record/routes.ts API_LABELS): no OTel convention names the wire API; undotted, so it reaches Prometheus as the same label. */
+  api: 'api',
   errorType: 'error.type',
 } as const;
 

@@ -23,6 +23,7 @@ import { createExporter } from './export.js';
 import type { HistogramAggregation, OtlpSettings } from '../../lib/otel-env.js';
 import { ATTR, OTLP_INSTRUMENTS, instrumentSpec, type InstrumentKey } from './instruments.js';
 import { tpotSeconds, type RequestRecord } from '../../record/record.js';
+import { apiLabelOf } from '../../record/routes.js';
 import type { JudgedBatch } from '../../metrics/batch.js';
 import type { Verdict } from '../../slo/judge.js';
 
@@ -111,28 +112,31 @@ export class OtlpRecorder {
     if (r.meteringFailure) this.c.meteringFailures.add(1, { reason: r.meteringFailure });
     if (!GENERATION_OPERATIONS.has(r.operation)) return;
 
-    if (r.chunkGaps) for (const gap of r.chunkGaps) this.h.chunk.record(gap, base);
+    // The five latency histograms carry the API too (as on /metrics); token usage and the counters do not.
+    const api = apiLabelOf(r.route);
+    const latency: Attributes = api === null ? base : { ...base, [ATTR.api]: api };
+    if (r.chunkGaps) for (const gap of r.chunkGaps) this.h.chunk.record(gap, latency);
     if (r.inputTokens > 0) this.c.tokens.add(r.inputTokens, { ...base, [ATTR.tokenType]: 'input' });
     if (r.outputTokens > 0) this.c.tokens.add(r.outputTokens, { ...base, [ATTR.tokenType]: 'output' });
     if (r.cachedInputTokens > 0) this.c.tokens.add(r.cachedInputTokens, { ...base, [ATTR.tokenType]: 'cached_input' });
     if (r.reasoningTokens > 0) this.c.tokens.add(r.reasoningTokens, { ...base, [ATTR.tokenType]: 'reasoning' });
     if (r.outcome !== 'rejected' && r.outcome !== 'worker_lost') this.c.tokenSource.add(1, { source: r.tokenSource });
 
-    if (!failed && !r.meteringFailure) this.recordTimings(r, base);
+    if (!failed && !r.meteringFailure) this.recordTimings(r, base, latency);
     // Semantic conventions: request duration covers failed requests too, marked by error.type.
     // Filter on error.type being absent for the ok-only E2E that /metrics exports.
-    else if (failed && r.e2e >= 0) this.h.e2e.record(r.e2e, { ...base, [ATTR.errorType]: errorType });
+    else if (failed && r.e2e >= 0) this.h.e2e.record(r.e2e, { ...latency, [ATTR.errorType]: errorType });
     this.recordSlo(model, verdicts);
   }
 
-  private recordTimings(r: RequestRecord, base: Attributes): void {
+  private recordTimings(r: RequestRecord, base: Attributes, latency: Attributes): void {
     if (r.inputTokens > 0) this.h.tokenUsage.record(r.inputTokens, { ...base, [ATTR.tokenType]: 'input' });
     if (r.outputTokens > 0) this.h.tokenUsage.record(r.outputTokens, { ...base, [ATTR.tokenType]: 'output' });
-    if (r.e2e >= 0) this.h.e2e.record(r.e2e, base);
-    if (r.ttft >= 0) this.h.ttft.record(r.ttft, base);
-    if (r.ttfo >= 0) this.h.ttfo.record(r.ttfo, base);
+    if (r.e2e >= 0) this.h.e2e.record(r.e2e, latency);
+    if (r.ttft >= 0) this.h.ttft.record(r.ttft, latency);
+    if (r.ttfo >= 0) this.h.ttfo.record(r.ttfo, latency);
     const tpot = tpotSeconds(r);
-    if (tpot >= 0) this.h.tpot.record(tpot, base);
+    if (tpot >= 0) this.h.tpot.record(tpot, latency);
   }
 
   private recordSlo(model: string, verdicts: readonly Verdict[] | null): void {

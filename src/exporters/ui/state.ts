@@ -11,6 +11,7 @@ import { Ring } from './ring.js';
 import { CHART_SECONDS, COARSE_SLOT_SECONDS, COARSE_SLOTS, ModelState, coarseRange } from './model-state.js';
 import { MAX_GPUS, readCollectors, readEngine, readGpus, type CollectorStatus, type EngineTotals, type GpuStatus } from './machine-read.js';
 import type { MachineReader } from '../../collectors/snapshot.js';
+import { apiLabelOf } from '../../record/routes.js';
 
 /** host ring fields. */
 export const HOST_FIELDS = ['inFlight', 'kvCacheUsage', 'engineRunning', 'engineWaiting'] as const;
@@ -30,6 +31,8 @@ export class StatusState {
   readonly models = new Map<string, ModelState>();
   /** Every model together: the charts' default view. */
   readonly all: ModelState;
+  /** Every model together, per generation API (routes.ts API_LABELS: four at most). */
+  readonly apis = new Map<string, ModelState>();
   readonly host = new Ring(CHART_SECONDS, HOST_FIELDS.length, (n) => new Float32Array(n), NaN);
   readonly gpuUtil = new Map<string, Ring<Float32Array>>();
   /** preemptions, prefix hits, prefix queries (engine counters), at 10 s. */
@@ -98,6 +101,11 @@ export class StatusState {
       const verdicts = batch.verdicts[i]!;
       m.record(r, verdicts, now);
       this.all.record(r, verdicts, now);
+      const api = apiLabelOf(r.route);
+      if (api === null) return;
+      let a = this.apis.get(api);
+      if (!a) this.apis.set(api, (a = new ModelState(this.random)));
+      a.record(r, verdicts, now);
     });
   }
 
@@ -157,6 +165,7 @@ export class StatusState {
   private evictIdle(now: number): void {
     const horizon = now - COARSE_SLOTS * COARSE_SLOT_SECONDS * 1000;
     for (const [label, m] of this.models) if (m.lastSeen < horizon) this.models.delete(label);
+    for (const [api, m] of this.apis) if (m.lastSeen < horizon) this.apis.delete(api);
   }
 
   /**
@@ -180,6 +189,7 @@ export class StatusState {
   get bytes(): number {
     let n = this.all.bytes + this.host.bytes + this.engineCounters.bytes;
     for (const m of this.models.values()) n += m.bytes;
+    for (const m of this.apis.values()) n += m.bytes;
     for (const r of this.gpuUtil.values()) n += r.bytes;
     return n;
   }

@@ -13,6 +13,7 @@ import { HOST_FIELDS, type StatusState } from './state.js';
 import type { BottleneckVerdict } from '../../metrics/bottleneck/judge.js';
 import { energyDocument, modelEnergy, type EnergyDocument, type EnergyProvider, type ModelEnergyStatus } from './energy-json.js';
 import type { CapacityEstimate } from '../../metrics/headroom/estimate.js';
+import { API_LABELS } from '../../record/routes.js';
 
 export const STATUS_VERSION = 1;
 /** The model name that selects every model together for the charts. */
@@ -78,6 +79,24 @@ export interface ModelStatus {
   energy?: ModelEnergyStatus;
 }
 
+/**
+ * One generation API, every model together: the same figures as a model's row, from the same
+ * records, so Messages, Responses and chat streams are told apart as the `api` label of the
+ * latency histograms tells them apart on /metrics.
+ */
+export interface ApiStatus {
+  /** The `api` label: chat_completions, completions, messages or responses. */
+  api: string;
+  requestsPerSecond: number;
+  outputTokensPerSecond: number;
+  ttft: LatencyStats;
+  tpot: LatencyStats;
+  e2e: LatencyStats;
+  outcomes5m: Partial<Record<Outcome, number>>;
+  /** Unix ms of its last finished request. */
+  lastSeenAt: number;
+}
+
 export interface SloStatus {
   slo: SloName;
   thresholdSeconds: number;
@@ -101,6 +120,8 @@ export interface StatusDocument {
   /** Requests per route (chat_completions, completions, messages, responses, ...) over the last 5 minutes: the API split. */
   routes5m: Record<string, number>;
   models: ModelStatus[];
+  /** Per generation API that finished a request in the last hour, in API_LABELS order (routes.ts). */
+  apis: ApiStatus[];
   gpus: GpuStatus[];
   engine: (Omit<EngineTotals, 'preemptionsTotal' | 'prefixCacheHitsTotal' | 'prefixCacheQueriesTotal'> & { preemptions5m: number | null }) | null;
   collectors: CollectorStatus[];
@@ -164,6 +185,15 @@ function modelStatus(state: StatusState, label: string, m: ModelState, second: n
   };
 }
 
+function apiStatus(api: string, m: ModelState, second: number, now: number): ApiStatus {
+  const r = m.rates(second);
+  return {
+    api, requestsPerSecond: round(r.requests)!, outputTokensPerSecond: round(r.outputTokens)!,
+    ttft: stats(m.latency('ttft', second)), tpot: stats(m.latency('tpot', second)), e2e: stats(m.latency('e2e', second)),
+    outcomes5m: m.outcomes(now, WINDOWS['5m']), lastSeenAt: Math.round(m.lastSeen),
+  };
+}
+
 export interface StatusQuery {
   /** Chart series of this model label, or ALL_MODELS. */
   model: string;
@@ -192,6 +222,10 @@ export function buildStatus(
     inFlight: state.inFlight,
     routes5m: state.routes(WINDOWS['5m']),
     models,
+    apis: API_LABELS.flatMap((api) => {
+      const m = state.apis.get(api);
+      return m ? [apiStatus(api, m, second, now)] : [];
+    }),
     gpus: state.gpus,
     engine: e && {
       kvCacheUsage: e.kvCacheUsage, running: e.running, waiting: e.waiting,

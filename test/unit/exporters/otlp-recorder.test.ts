@@ -36,6 +36,10 @@ const RECORDS: RequestRecord[] = [
   record({ outcome: 'client_abort', e2e: -1, errorType: null, outputTokens: 2 }),
   record({ meteringFailure: 'invalid_json', tokenSource: 'none', outputTokens: 0 }),
   record({ route: 'embeddings', operation: 'embeddings', streamed: false }),
+  // Messages and Responses are chat operations too: only `api` tells their latencies apart.
+  record({ route: 'messages', ttft: 0.3, ttfo: 0.3, e2e: 0.9 }),
+  record({ route: 'responses', ttft: 0.2, ttfo: 0.25, e2e: 0.7 }),
+  record({ route: 'messages', outcome: 'upstream_error', status: 529, errorType: '529', e2e: 0.01, ttft: -1, ttfo: -1, outputTokens: 0, chunkGaps: null }),
 ];
 
 async function both() {
@@ -97,7 +101,7 @@ test('same records, same counts on both exports', async () => {
   const e2e = metrics.get('gen_ai.server.request.duration');
   const ok = e2e!.dataPoints.filter((p) => p.attributes['error.type'] === undefined);
   assert.equal(ok.reduce((n, p) => n + (p.value as { count: number }).count, 0), sumSamples(samples, 'gen_ai_server_request_duration_seconds_count'));
-  assert.deepEqual(e2e!.dataPoints.map((p) => p.attributes['error.type']).filter(Boolean).sort(), ['500', 'stream_error']);
+  assert.deepEqual(e2e!.dataPoints.map((p) => p.attributes['error.type']).filter(Boolean).sort(), ['500', '529', 'stream_error']);
   assert.equal(total(metrics.get('infermeter.requests_in_flight')), 3);
 });
 
@@ -111,4 +115,33 @@ test('failed requests carry error.type, ok ones never do; the model is bounded l
   }
   assert.equal(total(requests, { outcome: 'client_abort', 'error.type': 'client_abort' }), 1);
   assert.equal(total(requests, { outcome: 'upstream_error', 'error.type': '500' }), 1);
+});
+
+test('the five latency histograms carry api on both exports, with the same counts per API; token usage and the counters do not', async () => {
+  const { metrics, samples } = await both();
+  const latency: [string, string][] = [
+    ['gen_ai.server.time_to_first_token', 'gen_ai_server_time_to_first_token_seconds_count'],
+    ['infermeter.time_to_first_output', 'infermeter_time_to_first_output_seconds_count'],
+    ['gen_ai.server.time_per_output_token', 'gen_ai_server_time_per_output_token_seconds_count'],
+    ['gen_ai.server.request.duration', 'gen_ai_server_request_duration_seconds_count'],
+    ['infermeter.inter_chunk_latency', 'infermeter_inter_chunk_latency_seconds_count'],
+  ];
+  for (const [otel, prom] of latency) {
+    const m = metrics.get(otel)!;
+    const ok = m.dataPoints.filter((p) => p.attributes['error.type'] === undefined);
+    const apis = [...new Set(ok.map((p) => String(p.attributes['api'])))].sort();
+    assert.deepEqual(apis, [...new Set(samples.filter((x) => x.name === prom).map((x) => x.labels['api']))].sort(), `${otel}: the same APIs as ${prom}`);
+    // Completions' one record has a single output token: no TPOT, so no completions TPOT series.
+    assert.deepEqual(apis, otel === 'gen_ai.server.time_per_output_token' ? ['chat_completions', 'messages', 'responses'] : ['chat_completions', 'completions', 'messages', 'responses'], otel);
+    for (const api of apis) {
+      const n = ok.filter((p) => p.attributes['api'] === api).reduce((k, p) => k + (p.value as { count: number }).count, 0);
+      assert.equal(n, sumSamples(samples, prom, { api }), `${otel} ${api}`);
+    }
+  }
+  // A failed Messages request's duration is under its API too (with error.type, as every failure).
+  assert.equal(total(metrics.get('gen_ai.server.request.duration'), { api: 'messages', 'error.type': '529' }), 1);
+  for (const name of ['gen_ai.client.token.usage', 'infermeter.requests', 'infermeter.tokens']) {
+    assert.ok(metrics.get(name)!.dataPoints.every((p) => p.attributes['api'] === undefined), `${name} has no api`);
+  }
+  assert.ok(samples.filter((s) => s.name.startsWith('gen_ai_client_token_usage') || s.name === 'infermeter_requests_total').every((s) => s.labels['api'] === undefined));
 });

@@ -56,7 +56,7 @@ const slos = parseSloConfig({ objective: 0.99, default: { ttft: '500ms', tpot: '
 
 function record(model: string, ttft: number, tokens = 40): RequestRecord {
   return {
-    ...UNMEASURED, route: 'chat', operation: 'chat', model, outcome: 'ok', status: 200, streamed: true, startedAt: 0,
+    ...UNMEASURED, route: 'chat_completions', operation: 'chat', model, outcome: 'ok', status: 200, streamed: true, startedAt: 0,
     ttft, ttfo: ttft, e2e: ttft + (tokens - 1) * 0.02, inputTokens: 100, outputTokens: tokens, tokenSource: 'usage', errorType: null,
   };
 }
@@ -195,4 +195,28 @@ test('the route split: requests per API over 5 minutes, old slots forgotten', as
   assert.deepEqual(doc.routes5m, { responses: 2, messages: 1 });
   assert.deepEqual(state.routes(3600), { chat_completions: 3, messages: 6, responses: 2 });
   assert.ok(statusValidator()(doc), 'the document stays valid');
+});
+
+test('per API: every model together, one row per generation API with its own latencies; other routes have none', async () => {
+  let now = Date.UTC(2026, 0, 1, 12);
+  const state = new StatusState({ slos, machine: new MachineSnapshot(), now: () => now });
+  const routed = (route: string, model: string, ttft: number, n: number) => Array.from({ length: n }, () => ({ ...record(model, ttft), route }));
+  // Two models on each API: the API's row merges them, its TTFT is the API's own.
+  state.ingest(judgeBatch([
+    ...routed('messages', 'a', 0.12, 4), ...routed('messages', 'b', 0.12, 4),
+    ...routed('responses', 'a', 0.11, 8),
+    ...routed('chat_completions', 'b', 0.065, 8),
+    ...routed('embeddings', 'a', -1, 3),
+  ], 0, slos, (m) => m));
+  now += 1000;
+  await state.tick();
+  const doc = buildStatus(state, { model: ALL_MODELS, since: 0 }, null);
+  assert.deepEqual(doc.apis.map((a) => a.api), ['chat_completions', 'messages', 'responses'], 'in API_LABELS order, only those seen');
+  const row = (api: string) => doc.apis.find((a) => a.api === api)!;
+  assert.deepEqual(doc.apis.map((a) => [a.ttft.count, a.ttft.mean]), [[8, 0.065], [8, 0.12], [8, 0.11]]);
+  assert.equal(row('messages').requestsPerSecond, 0.8, '8 requests over the 10 s rate window');
+  assert.deepEqual(row('responses').outcomes5m, { ok: 8 });
+  assert.equal(doc.models.find((m) => m.model === 'a')!.ttft.count, 4 + 8, 'a model\'s row still merges its APIs');
+  const validate = statusValidator();
+  assert.ok(validate(doc), JSON.stringify(validate.errors));
 });

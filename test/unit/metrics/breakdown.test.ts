@@ -93,10 +93,12 @@ test('flags: --tenant-header implies header; --tenant-from header needs a header
 });
 
 test('series counts are measured from rendered /metrics: the breakdowns multiply as documented', async () => {
-  // One served model: label values model-0 and other; two generation operations.
+  // One served model: label values model-0 and other; two generation operations, four APIs
+  // (the latency histograms carry `api`: chat, Messages and Responses are all `chat` operations).
   const c = await countSeries({ models: 1, tenants: 0, slos: NO_SLOS });
   const lines = (buckets: number) => buckets + 3; // + le="+Inf", _sum, _count
-  assert.equal(c.get('gen_ai_server_time_to_first_token_seconds'), 2 * 2 * lines(DEFAULT_BUCKETS.ttft.length));
+  assert.equal(c.get('gen_ai_server_time_to_first_token_seconds'), 2 * 4 * lines(DEFAULT_BUCKETS.ttft.length));
+  assert.equal(c.get('infermeter_inter_chunk_latency_seconds'), 2 * 4 * lines(DEFAULT_BUCKETS.chunk.length));
   assert.equal(c.get('infermeter_time_to_first_token_by_prompt_seconds'), 2 * 2 * 7 * lines(DEFAULT_BUCKETS.ttft_by_prompt.length));
   assert.equal(c.get('infermeter_time_per_output_token_by_concurrency_seconds'), 2 * 2 * 10 * lines(DEFAULT_BUCKETS.tpot_by_concurrency.length));
   assert.equal(c.get('infermeter_tokens_total'), 2 * 2 * 4, 'input, output, cached_input, reasoning per model and operation');

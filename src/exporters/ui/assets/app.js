@@ -110,7 +110,7 @@ function renderSummary(doc) {
   s.appendChild(card('collectors up', doc.collectors.length ? (doc.collectors.length - down) + ' / ' + doc.collectors.length : DASH, down ? 'bad' : ''));
 }
 
-/** @param {ModelStatus} m @returns {[keyof ModelStatus['outcomes5m'], number][]} each outcome of the last 5 minutes with its count */
+/** @param {{ outcomes5m: ModelStatus['outcomes5m'] }} m a model's or an API's row @returns {[keyof ModelStatus['outcomes5m'], number][]} each outcome of the last 5 minutes with its count */
 function outcomeCounts(m) {
   var counts = m.outcomes5m;
   return /** @type {(keyof typeof counts)[]} */ (Object.keys(counts)).map(function (o) { return [o, counts[o] || 0]; });
@@ -224,6 +224,24 @@ function renderModels(doc) {
     want.forEach(function (v) { sel.appendChild(new Option(v === '*' ? 'all models' : v, v)); });
   }
   sel.value = want.indexOf(selected) >= 0 ? selected : '*';
+}
+
+/** Every model together, one row per generation API: Messages, Responses and chat streams apart. @param {StatusDocument} doc */
+function renderApis(doc) {
+  var tbody = $as('apis', HTMLTableElement).tBodies[0];
+  tbody.textContent = '';
+  doc.apis.forEach(function (a) {
+    var tr = el('tr');
+    tr.setAttribute('data-api', a.api);
+    cell(tr, a.api, 'api');
+    cell(tr, fmtNum(a.requestsPerSecond, 'req/s'), 'rps', a.requestsPerSecond);
+    cell(tr, fmtNum(a.outputTokensPerSecond, 'tok/s'), 'tps', a.outputTokensPerSecond);
+    latencyCells(tr, 'ttft', a.ttft); latencyCells(tr, 'tpot', a.tpot); latencyCells(tr, 'e2e', a.e2e);
+    var outs = outcomeCounts(a).map(function (oc) { return oc[0] + ' ' + oc[1]; }).join(', ');
+    cell(tr, outs || DASH, 'outcomes', null, outcomeCounts(a).some(function (oc) { return oc[0] !== 'ok' && oc[0] !== 'client_abort'; }) ? 'warn' : '');
+    tbody.appendChild(tr);
+  });
+  $('apis-section').hidden = doc.apis.length === 0;
 }
 
 /** @param {StatusDocument} doc */
@@ -442,7 +460,7 @@ function poll() {
     if (!r.ok) throw new Error('HTTP ' + r.status);
     return r.json();
   }).then(function (doc) {
-    renderSummary(doc); renderModels(doc); renderGpus(doc); renderEngine(doc); renderSlow(doc);
+    renderSummary(doc); renderModels(doc); renderApis(doc); renderGpus(doc); renderEngine(doc); renderSlow(doc);
     merge(doc.series, incremental); renderCharts();
     energy = doc.energy || null; renderEnergyChart();
     $('updated').textContent = 'updated ' + new Date(doc.generatedAt).toLocaleTimeString() + ' · up since ' + new Date(doc.startedAt).toLocaleString() + ' · refresh ' + REFRESH_MS / 1000 + ' s';

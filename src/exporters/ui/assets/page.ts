@@ -39,6 +39,12 @@ export const PAGE_HTML = `<!doctype html>
   <p class="muted small" id="models-note"></p>
   <p class="muted small" id="routes-note" title="requests per route label over the last 5 minutes: which generation APIs the traffic uses"></p>
 </section>
+<section id="apis-section" hidden>
+  <h2 title="every model together, per generation API: the api label of the latency histograms on /metrics">By API</h2>
+  <div class="scroll short"><table id="apis"><thead><tr>
+    <th>API</th><th>req/s</th><th>out tok/s</th><th>TTFT p50</th><th>p95</th><th>p99</th><th>TPOT p50</th><th>p95</th><th>p99</th><th>E2E p50</th><th>p95</th><th>p99</th><th>outcomes 5m</th>
+  </tr></thead><tbody></tbody></table></div>
+</section>
 <section>
   <div class="bar">
     <h2>Last 15 minutes</h2>

@@ -93,7 +93,7 @@ export function buildApp(config: ProxyOptions, sink: RecordSink, log: Logger): A
     const path = originFormTarget(req.url ?? '/');
     const exchange = new Exchange(ctx, req, res, routeFor(path.split('?', 1)[0]!), path, t0);
     exchange.run().catch((err: unknown) => {
-      log.error({ err: (err as Error).message }, 'proxy exchange failed');
+      log.error({ err: (err as Error).message, upstream: exchange.upstreamName }, 'proxy exchange failed');
       if (!res.headersSent) res.writeHead(500).end();
       else res.destroy();
     });

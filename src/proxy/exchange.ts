@@ -89,6 +89,11 @@ export class Exchange implements Dispatcher.DispatchHandler {
     res.on('close', this.onClientClose);
   }
 
+  /** The upstream's configured name, for every log line about this request (undefined before one was picked: pino leaves the field out). */
+  get upstreamName(): string | undefined {
+    return this.upstream?.name;
+  }
+
   async run(): Promise<void> {
     let body: Buffer | IncomingMessage | null = null;
     let injected = false;
@@ -238,7 +243,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
       if (this.attempt === 0 && this.replayable && RETRYABLE.has(errorCode(err))) {
         this.attempt++;
         this.controller = null;
-        this.ctx.log.debug({ code: errorCode(err) }, 'upstream closed a reused connection; retrying once');
+        this.ctx.log.debug({ code: errorCode(err), route: this.route.route, upstream: this.upstreamName }, 'upstream closed a reused connection; retrying once');
         // Out of undici's error path before starting over.
         process.nextTick(() => (this.clientGone ? this.finish('client_abort', -1, null) : this.dispatch()));
         return;
@@ -247,7 +252,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
       return this.reject(upstreamError(err));
     }
     // Headers are out: the only honest signal left is to cut the client's stream short.
-    this.ctx.log.warn({ code: errorCode(err), route: this.route.route }, 'upstream stream broke');
+    this.ctx.log.warn({ code: errorCode(err), route: this.route.route, upstream: this.upstreamName }, 'upstream stream broke');
     this.res.destroy();
     this.finish(isTimeout(err) ? 'upstream_timeout' : 'stream_error', -1, errorCode(err));
   }
@@ -338,7 +343,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
     }
     this.status = err.status;
     if (err.code !== 'BODY_TOO_LARGE' && err.code !== 'BAD_REQUEST') {
-      this.ctx.log.warn({ code: err.code, cause: errorCode(err.cause), route: this.route.route }, err.message);
+      this.ctx.log.warn({ code: err.code, cause: errorCode(err.cause), route: this.route.route, upstream: this.upstreamName }, err.message);
     }
     this.finish(err.outcome, -1, err.code.toLowerCase());
   }

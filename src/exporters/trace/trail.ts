@@ -7,6 +7,7 @@
  */
 import type { Logger } from 'pino';
 import type { EngineKind } from '../../lib/engines.js';
+import type { UpstreamSpec } from '../../lib/upstream-spec.js';
 import type { TraceSettings } from '../../lib/trace-env.js';
 import { UntilReady, loadThenFeed } from '../../lib/until-ready.js';
 import { tpotSeconds, type RequestRecord } from '../../record/record.js';
@@ -26,6 +27,8 @@ const MAX_PENDING_SPANS = 10_000;
 export interface TrailOptions {
   engine: EngineKind;
   upstream: string;
+  /** Every upstream, in the record's index order: the breach line names the one a request went to. */
+  upstreams: UpstreamSpec[];
   slowLogSize: number;
   slowLogWindow: number;
   traceKeepFailures: boolean;
@@ -100,7 +103,7 @@ export class RequestTrail implements BatchConsumer {
     // Every measured latency, so each SLO the line names has its value beside it.
     const tpot = tpotSeconds(r);
     this.log.warn({
-      model, slo: breached, traceId: r.traceId ?? undefined, ttftSeconds: r.ttft >= 0 ? r.ttft : undefined, ttfoSeconds: r.ttfo >= 0 ? r.ttfo : undefined,
+      model, upstream: this.config.upstreams[r.upstream]?.name, slo: breached, traceId: r.traceId ?? undefined, ttftSeconds: r.ttft >= 0 ? r.ttft : undefined, ttfoSeconds: r.ttfo >= 0 ? r.ttfo : undefined,
       tpotSeconds: tpot >= 0 ? tpot : undefined, e2eSeconds: r.e2e >= 0 ? r.e2e : undefined,
       outputTokens: r.outputTokens, inFlightAtStart: r.inFlightAtStart, breachesNotLogged: since,
     }, 'a request missed its SLO; see /debug/requests');

@@ -1,6 +1,7 @@
 /**
  * What the status page shows of the machine, read from the collectors' snapshot
- * (collectors/snapshot.ts): its GPUs, the engines taken together, and collector health.
+ * (collectors/snapshot.ts): its GPUs, each upstream's engine and the engines taken together,
+ * and the health of every collector instance.
  * Whatever fills the snapshot (nvidia-smi dmon, dcgm-exporter, any engine's aliases) shows
  * up here alike. The figures are those /metrics shows: the snapshot and the gauges are set
  * from the same reading.
@@ -60,25 +61,49 @@ export function readEngine(m: MachineState): EngineTotals {
 
 export interface CollectorStatus {
   name: string;
-  /** Every instance of it (the engine collector: one per upstream) is up. */
+  /** The upstream this instance reads (the engine collector runs one per upstream); null for the others. */
+  upstream: string | null;
+  /** Its last run succeeded. */
   up: boolean;
   /** Unix ms of the last success, null if never. */
   lastSuccessAt: number | null;
   durationSeconds: number | null;
 }
 
-/** One row per collector name, sorted; an engine collector's instances averaged, as the page has always shown them. */
+/**
+ * One row per collector instance, as infermeter_collector_up has one series each: by name,
+ * then in the order they were started (the engine collector's: the upstreams' configured order).
+ */
 export function readCollectors(m: MachineState): CollectorStatus[] {
-  const byName = new Map<string, MachineState['collectors'][number][]>();
-  for (const h of m.collectors) byName.set(h.collector, [...(byName.get(h.collector) ?? []), h]);
-  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, v) => a + v, 0) / xs.length : null);
-  return [...byName.keys()].sort().map((name) => {
-    const hs = byName.get(name)!;
-    // Averaged in seconds, as infermeter_collector_last_success_timestamp_seconds holds it.
-    const last = mean(hs.filter((h) => h.lastSuccessAt !== null).map((h) => h.lastSuccessAt! / 1000));
+  const rows = m.collectors.map((h) => ({ name: h.collector, upstream: h.upstream, up: h.up, lastSuccessAt: h.lastSuccessAt, durationSeconds: h.durationSeconds }));
+  return rows.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** One upstream's engine as its panel shows it: its figures (null while its /metrics does not answer) and its collector's health. */
+export interface UpstreamEngine extends EngineTotals {
+  upstream: string;
+  /** Its engine kind as last read (null: never read). */
+  engine: string | null;
+  /** Its engine collector's last run succeeded. */
+  up: boolean;
+}
+
+/**
+ * Every upstream the engine collector reads, in configured order, whether its last scrape
+ * answered or not: a dead engine keeps its panel, named and down, with no figures.
+ */
+export function readEngines(m: MachineState): UpstreamEngine[] {
+  const readings = new Map(m.engines.map((e) => [e.upstream, e]));
+  const health = new Map<string, boolean>();
+  for (const h of m.collectors) if (h.collector === 'engine' && h.upstream !== null) health.set(h.upstream, h.up);
+  // A reading with no health beside it (a snapshot filled by hand) was read, so it is up.
+  for (const e of m.engines) if (!health.has(e.upstream)) health.set(e.upstream, true);
+  return [...health].map(([upstream, up]) => {
+    const e = readings.get(upstream);
     return {
-      name, up: hs.every((h) => h.up), lastSuccessAt: last === null ? null : Math.round(last * 1000),
-      durationSeconds: mean(hs.filter((h) => h.durationSeconds !== null).map((h) => h.durationSeconds!)),
+      upstream, engine: e?.engine ?? null, up,
+      kvCacheUsage: e?.kvCacheUsage ?? null, running: e?.running ?? null, waiting: e?.waiting ?? null, preemptionsTotal: e?.preemptionsTotal ?? null,
+      prefixCacheHitsTotal: e?.prefixCacheHitsTotal ?? null, prefixCacheQueriesTotal: e?.prefixCacheQueriesTotal ?? null, prefixCacheHitRatio: e?.prefixCacheHitRatio ?? null,
     };
   });
 }

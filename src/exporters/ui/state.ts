@@ -3,13 +3,14 @@
  * request records, and once a second the collectors' latest values, read from the machine
  * snapshot (collectors/snapshot.ts), into a 15-minute ring. Nothing here runs on the proxy's
  * loop, and every structure has a fixed size: models are bounded by the model label
- * (models.ts), GPUs by MAX_GPUS, and a model that sent nothing for an hour is dropped.
+ * (models.ts), GPUs by MAX_GPUS, engines by the configured upstreams, and a model that sent
+ * nothing for an hour is dropped.
  */
 import type { JudgedBatch } from '../../metrics/batch.js';
 import type { SloConfig } from '../../slo/config.js';
 import { Ring } from './ring.js';
 import { CHART_SECONDS, COARSE_SLOT_SECONDS, COARSE_SLOTS, ModelState, coarseRange } from './model-state.js';
-import { MAX_GPUS, readCollectors, readEngine, readGpus, type CollectorStatus, type EngineTotals, type GpuStatus } from './machine-read.js';
+import { MAX_GPUS, readCollectors, readEngine, readEngines, readGpus, type CollectorStatus, type EngineTotals, type GpuStatus, type UpstreamEngine } from './machine-read.js';
 import type { MachineReader } from '../../collectors/snapshot.js';
 import { apiLabelOf } from '../../record/routes.js';
 
@@ -17,6 +18,11 @@ import { apiLabelOf } from '../../record/routes.js';
 export const HOST_FIELDS = ['inFlight', 'kvCacheUsage', 'engineRunning', 'engineWaiting'] as const;
 /** Engine counter readings kept at 10 s, for windowed rates: 5 minutes and one more. */
 const ENGINE_SLOTS = 31;
+/** At most this many engines' counters (MAX_UPSTREAMS: the upstreams come from the config). */
+const MAX_ENGINES = 64;
+/** The engine counters kept per upstream, in this order. */
+export const ENGINE_COUNTERS = ['preemptionsTotal', 'prefixCacheHitsTotal', 'prefixCacheQueriesTotal'] as const;
+export type EngineCounter = (typeof ENGINE_COUNTERS)[number];
 
 export interface StatusStateOptions {
   slos: SloConfig;
@@ -35,8 +41,8 @@ export class StatusState {
   readonly apis = new Map<string, ModelState>();
   readonly host = new Ring(CHART_SECONDS, HOST_FIELDS.length, (n) => new Float32Array(n), NaN);
   readonly gpuUtil = new Map<string, Ring<Float32Array>>();
-  /** preemptions, prefix hits, prefix queries (engine counters), at 10 s. */
-  readonly engineCounters = new Ring(ENGINE_SLOTS, 3, (n) => new Float64Array(n), NaN);
+  /** Per upstream, its engine's counters (ENGINE_COUNTERS) at 10 s: each engine's own, so one that dies or restarts moves no other's rate. */
+  readonly engineCounters = new Map<string, Ring>();
   readonly startedAt: number;
   inFlight = 0;
   /** Requests per route (the API split) per coarse slot, the last hour's slots only. */
@@ -44,13 +50,18 @@ export class StatusState {
   /** Generation requests in flight per model label now (the proxy's count; empty until one is reported). */
   inFlightByModel: ReadonlyMap<string, number> = new Map();
   gpus: GpuStatus[] = [];
+  /** Every engine together (null: none has a figure). */
   engine: EngineTotals | null = null;
+  /** Each upstream's engine, in configured order, a dead one included. */
+  engines: UpstreamEngine[] = [];
   collectors: CollectorStatus[] = [];
   /** The last second whose chart point is final. */
   closedThrough: number;
   readonly now: () => number;
   private readonly random: () => number;
   private ticking = false;
+  /** Each upstream's engine kind as last read (bounded by the upstreams). */
+  private readonly kinds = new Map<string, string>();
 
   constructor(private readonly opts: StatusStateOptions) {
     this.now = opts.now ?? Date.now;
@@ -139,6 +150,7 @@ export class StatusState {
     const collectors = readCollectors(machine);
     this.gpus = gpus;
     this.collectors = collectors;
+    this.engines = readEngines(machine).map((e) => ({ ...e, engine: this.engineKind(e) }));
     const hasEngine = Object.values(engine).some((v) => v !== null);
     this.engine = hasEngine ? engine : null;
     this.host.set(second, 0, this.inFlight);
@@ -156,9 +168,22 @@ export class StatusState {
     // A GPU that stopped reporting 15 minutes ago has nothing left to draw.
     for (const [id, ring] of this.gpuUtil) if (ring.last < second - CHART_SECONDS) this.gpuUtil.delete(id);
     const slot = Math.floor(now / (COARSE_SLOT_SECONDS * 1000));
-    this.engineCounters.set(slot, 0, engine.preemptionsTotal ?? NaN);
-    this.engineCounters.set(slot, 1, engine.prefixCacheHitsTotal ?? NaN);
-    this.engineCounters.set(slot, 2, engine.prefixCacheQueriesTotal ?? NaN);
+    for (const e of this.engines) {
+      let ring = this.engineCounters.get(e.upstream);
+      if (!ring) {
+        if (this.engineCounters.size >= MAX_ENGINES) continue;
+        this.engineCounters.set(e.upstream, (ring = new Ring(ENGINE_SLOTS, ENGINE_COUNTERS.length, (n) => new Float64Array(n), NaN)));
+      }
+      // A dead engine's slot holds no value: it has no rate until it answers again.
+      const counters = ring;
+      ENGINE_COUNTERS.forEach((f, i) => counters.set(slot, i, e[f] ?? NaN));
+    }
+  }
+
+  /** An engine's kind as last read: a dead one keeps the name it had. */
+  private engineKind(e: UpstreamEngine): string | null {
+    if (e.engine !== null) this.kinds.set(e.upstream, e.engine);
+    return this.kinds.get(e.upstream) ?? null;
   }
 
   /** A model idle for the whole coarse window (1 h) has no figure left to show. */
@@ -169,25 +194,39 @@ export class StatusState {
   }
 
   /**
-   * Increase of one engine counter over the last `seconds` (null: not enough readings). A
-   * counter that went down (engine restart) counts from zero.
+   * Increase of one upstream's engine counter over the last `seconds` (null: not enough
+   * readings, or the engine does not answer now). A counter that went down (engine restart)
+   * counts from zero.
    */
-  engineIncrease(field: 0 | 1 | 2, seconds: number): number | null {
-    const to = this.engineCounters.last;
-    if (!Number.isFinite(to)) return null;
-    const newest = this.engineCounters.get(to, field);
+  engineIncrease(upstream: string, field: EngineCounter, seconds: number): number | null {
+    const ring = this.engineCounters.get(upstream);
+    if (!ring || !Number.isFinite(ring.last)) return null;
+    const i = ENGINE_COUNTERS.indexOf(field);
+    const to = ring.last;
+    const newest = ring.get(to, i);
     if (!Number.isFinite(newest)) return null;
     const span = Math.min(Math.ceil(seconds / COARSE_SLOT_SECONDS), ENGINE_SLOTS - 1);
     for (let s = to - span; s < to; s++) {
-      const old = this.engineCounters.get(s, field);
+      const old = ring.get(s, i);
       if (Number.isFinite(old)) return newest >= old ? newest - old : newest;
     }
     return null;
   }
 
+  /** The sum of every engine's increase (null: no engine has one). */
+  enginesIncrease(field: EngineCounter, seconds: number): number | null {
+    let sum: number | null = null;
+    for (const upstream of this.engineCounters.keys()) {
+      const v = this.engineIncrease(upstream, field, seconds);
+      if (v !== null) sum = (sum ?? 0) + v;
+    }
+    return sum;
+  }
+
   /** Bytes held in typed arrays by every ring (the bulk of this state's memory). */
   get bytes(): number {
-    let n = this.all.bytes + this.host.bytes + this.engineCounters.bytes;
+    let n = this.all.bytes + this.host.bytes;
+    for (const r of this.engineCounters.values()) n += r.bytes;
     for (const m of this.models.values()) n += m.bytes;
     for (const m of this.apis.values()) n += m.bytes;
     for (const r of this.gpuUtil.values()) n += r.bytes;

@@ -1,6 +1,6 @@
 /**
  * The document served at /api/v1/status (schemas/status.schema.json, docs/status-page.md):
- * what the service is doing now, per model, GPU and engine, plus the chart series of one
+ * what the service is doing now, per model, GPU and upstream engine, plus the chart series of one
  * model (or all together) for the last 15 minutes, or only the points after `since`.
  * Seconds, ratios (0-1) and Unix milliseconds throughout; null where nothing was measured.
  */
@@ -8,7 +8,7 @@ import { SLO_NAMES, thresholdsFor, type SloName, type Thresholds } from '../../s
 import { errorBudget } from '../../slo/config.js';
 import type { Outcome } from '../../record/record.js';
 import { CHART_SECONDS, LATENCIES, NOW_SECONDS, PERCENTILE_SECONDS, RATE_SECONDS, COARSE_SLOT_SECONDS, type LatencyStats, type ModelState } from './model-state.js';
-import type { CollectorStatus, EngineTotals, GpuStatus } from './machine-read.js';
+import type { CollectorStatus, EngineTotals, GpuStatus, UpstreamEngine } from './machine-read.js';
 import { HOST_FIELDS, type StatusState } from './state.js';
 import type { BottleneckVerdict } from '../../metrics/bottleneck/judge.js';
 import { energyDocument, modelEnergy, type EnergyDocument, type EnergyProvider, type ModelEnergyStatus } from './energy-json.js';
@@ -110,6 +110,12 @@ export interface SloStatus {
   judged1h: number;
 }
 
+/** The engine figures the page prints: the latest gauges, and the counters as rates over 5 minutes. */
+export type EngineFigures = Omit<EngineTotals, 'preemptionsTotal' | 'prefixCacheHitsTotal' | 'prefixCacheQueriesTotal'> & { preemptions5m: number | null };
+
+/** One upstream's engine: its panel on the page. */
+export type EngineStatus = Pick<UpstreamEngine, 'upstream' | 'engine' | 'up'> & EngineFigures;
+
 export interface StatusDocument {
   version: number;
   generatedAt: number;
@@ -123,7 +129,11 @@ export interface StatusDocument {
   /** Per generation API that finished a request in the last hour, in API_LABELS order (routes.ts). */
   apis: ApiStatus[];
   gpus: GpuStatus[];
-  engine: (Omit<EngineTotals, 'preemptionsTotal' | 'prefixCacheHitsTotal' | 'prefixCacheQueriesTotal'> & { preemptions5m: number | null }) | null;
+  /** Every engine together: KV-cache usage their mean, counts and 5-minute increases summed, the prefix-cache ratio their hits over their queries; null when none has a figure. */
+  engine: EngineFigures | null;
+  /** Each upstream's engine, in configured order; one whose /metrics does not answer is `up: false` with null figures. */
+  engines: EngineStatus[];
+  /** One row per collector instance (the engine collector's: one per upstream, named). */
   collectors: CollectorStatus[];
   series: Series;
   slowRequests?: SlowRequest[];
@@ -229,9 +239,10 @@ export function buildStatus(
     gpus: state.gpus,
     engine: e && {
       kvCacheUsage: e.kvCacheUsage, running: e.running, waiting: e.waiting,
-      preemptions5m: state.engineIncrease(0, WINDOWS['5m']),
-      prefixCacheHitRatio: prefixRatio(state) ?? e.prefixCacheHitRatio,
+      preemptions5m: state.enginesIncrease('preemptionsTotal', WINDOWS['5m']),
+      prefixCacheHitRatio: ratio(state.enginesIncrease('prefixCacheHitsTotal', WINDOWS['5m']), state.enginesIncrease('prefixCacheQueriesTotal', WINDOWS['5m'])) ?? e.prefixCacheHitRatio,
     },
+    engines: state.engines.map((u) => engineStatus(state, u)),
     collectors: state.collectors,
     series: series(state, q, second),
   };
@@ -241,10 +252,18 @@ export function buildStatus(
   return doc;
 }
 
-/** Prefix-cache hits / queries over the last 5 minutes, from the engine's counters. */
-function prefixRatio(state: StatusState): number | null {
-  const hits = state.engineIncrease(1, WINDOWS['5m']);
-  const queries = state.engineIncrease(2, WINDOWS['5m']);
+function engineStatus(state: StatusState, u: UpstreamEngine): EngineStatus {
+  const increase = (f: Parameters<StatusState['engineIncrease']>[1]) => state.engineIncrease(u.upstream, f, WINDOWS['5m']);
+  return {
+    upstream: u.upstream, engine: u.engine, up: u.up,
+    kvCacheUsage: u.kvCacheUsage, running: u.running, waiting: u.waiting,
+    preemptions5m: increase('preemptionsTotal'),
+    prefixCacheHitRatio: ratio(increase('prefixCacheHitsTotal'), increase('prefixCacheQueriesTotal')) ?? u.prefixCacheHitRatio,
+  };
+}
+
+/** Prefix-cache hits / queries over the window, from the engine's counters (null: no queries counted). */
+function ratio(hits: number | null, queries: number | null): number | null {
   return hits !== null && queries ? round(hits / queries) : null;
 }
 

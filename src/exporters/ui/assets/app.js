@@ -96,7 +96,7 @@ function renderSummary(doc) {
   s.appendChild(card('worst TTFT p99 (1 min)', fmtSeconds(worstP99)));
   s.appendChild(card('errors (5 min)', total ? fmtPct(errors / total, 2) : DASH, errors ? 'bad' : ''));
   var kv = doc.engine && doc.engine.kvCacheUsage;
-  s.appendChild(card('KV cache', fmtPct(kv)));
+  s.appendChild(card(doc.engines.length > 1 ? 'KV cache (mean of ' + doc.engines.filter(function (e) { return e.up; }).length + ' engines up)' : 'KV cache', fmtPct(kv)));
   var utils = doc.gpus.map(function (g) { return g.utilization; }).filter(function (u) { return u != null; });
   s.appendChild(card('GPU util (mean of ' + utils.length + ')', utils.length ? fmtPct(utils.reduce(function (a, b) { return a + b; }, 0) / utils.length, 0) : DASH));
   if (doc.energy) {
@@ -106,8 +106,10 @@ function renderSummary(doc) {
     var cur = doc.energy.currency;
     s.appendChild(card('energy · cost per output token (5 min)', n > 0 ? fmtNum(j / n, 'J', 2) + (cur ? ' · ' + fmtNum((cost / n) * 1e6, cur + '/1M', 2) : '') : DASH));
   }
-  var down = doc.collectors.filter(function (c) { return !c.up; }).length;
-  s.appendChild(card('collectors up', doc.collectors.length ? (doc.collectors.length - down) + ' / ' + doc.collectors.length : DASH, down ? 'bad' : ''));
+  var down = doc.collectors.filter(function (c) { return !c.up; });
+  var up = card('collectors up', doc.collectors.length ? (doc.collectors.length - down.length) + ' / ' + doc.collectors.length : DASH, down.length ? 'bad' : '');
+  if (down.length) up.title = 'down: ' + down.map(function (c) { return c.upstream == null ? c.name : c.name + ' (' + c.upstream + ')'; }).join(', ');
+  s.appendChild(up);
 }
 
 /** @param {{ outcomes5m: ModelStatus['outcomes5m'] }} m a model's or an API's row @returns {[keyof ModelStatus['outcomes5m'], number][]} each outcome of the last 5 minutes with its count */
@@ -290,22 +292,41 @@ function renderGpuRow(tbody, g) {
   }
 }
 
-/** @param {StatusDocument} doc */
-function renderEngine(doc) {
-  var dl = $('engine');
-  dl.textContent = '';
-  var e = doc.engine;
-  var rows = e ? [
-    ['KV-cache usage', fmtPct(e.kvCacheUsage)], ['running', fmtNum(e.running, '', 0)], ['waiting', fmtNum(e.waiting, '', 0)],
-    ['preemptions (5 min)', fmtNum(e.preemptions5m, '', 0)], ['prefix-cache hit ratio', fmtPct(e.prefixCacheHitRatio)],
-  ] : [['engine', 'no data (engine collector off or its /metrics unreachable)']];
-  rows.forEach(function (r) { dl.appendChild(el('dt', r[0])); dl.appendChild(el('dd', r[1])); });
+/** One panel per upstream's engine, a dead one named and down. @param {StatusDocument} doc */
+function renderEngines(doc) {
+  var box = $('engines');
+  box.textContent = '';
+  if (!doc.engines.length) box.appendChild(el('p', 'no data (engine collector off, or no engine with Prometheus metrics)', 'muted small'));
+  doc.engines.forEach(function (e) {
+    var panel = el('div', null, 'engine');
+    panel.setAttribute('data-upstream', e.upstream);
+    var head = el('h3', e.upstream + ' ');
+    if (e.engine) head.appendChild(el('span', e.engine + ' ', 'kind'));
+    var st = el('span', e.up ? 'up' : 'down', e.up ? 'good' : 'bad');
+    st.setAttribute('data-field', 'up');
+    head.appendChild(st);
+    panel.appendChild(head);
+    var dl = el('dl', null, 'kv');
+    var rows = e.up ? [
+      ['KV-cache usage', fmtPct(e.kvCacheUsage)], ['running', fmtNum(e.running, '', 0)], ['waiting', fmtNum(e.waiting, '', 0)],
+      ['preemptions (5 min)', fmtNum(e.preemptions5m, '', 0)], ['prefix-cache hit ratio', fmtPct(e.prefixCacheHitRatio)],
+    ] : [['engine', 'its /metrics does not answer']];
+    rows.forEach(function (r) { dl.appendChild(el('dt', r[0])); dl.appendChild(el('dd', r[1])); });
+    panel.appendChild(dl);
+    box.appendChild(panel);
+  });
+}
+
+/** One row per collector instance, the engine collector's named by its upstream. @param {StatusDocument} doc */
+function renderCollectors(doc) {
   var tbody = $as('collectors', HTMLTableElement).tBodies[0];
   tbody.textContent = '';
   doc.collectors.forEach(function (c) {
     var tr = el('tr');
     tr.setAttribute('data-collector', c.name);
+    if (c.upstream != null) tr.setAttribute('data-upstream', c.upstream);
     cell(tr, c.name);
+    cell(tr, c.upstream == null ? DASH : c.upstream, 'upstream', null, 'name');
     cell(tr, c.up ? 'up' : 'down', 'up', c.up ? 1 : 0, c.up ? 'good' : 'bad');
     cell(tr, fmtTime(c.lastSuccessAt));
     cell(tr, fmtSeconds(c.durationSeconds));
@@ -460,7 +481,7 @@ function poll() {
     if (!r.ok) throw new Error('HTTP ' + r.status);
     return r.json();
   }).then(function (doc) {
-    renderSummary(doc); renderModels(doc); renderApis(doc); renderGpus(doc); renderEngine(doc); renderSlow(doc);
+    renderSummary(doc); renderModels(doc); renderApis(doc); renderGpus(doc); renderEngines(doc); renderCollectors(doc); renderSlow(doc);
     merge(doc.series, incremental); renderCharts();
     energy = doc.energy || null; renderEnergyChart();
     $('updated').textContent = 'updated ' + new Date(doc.generatedAt).toLocaleTimeString() + ' · up since ' + new Date(doc.startedAt).toLocaleString() + ' · refresh ' + REFRESH_MS / 1000 + ' s';

@@ -67,10 +67,10 @@ export const PAGE_HTML = `<!doctype html>
     <p class="muted small" id="gpus-note"></p>
   </div>
   <div>
-    <h2>Engine</h2>
-    <dl id="engine" class="kv"></dl>
+    <h2>Engines</h2>
+    <div id="engines" class="engines"></div>
     <h2>Collectors</h2>
-    <table id="collectors"><thead><tr><th>collector</th><th>state</th><th>last success</th><th>took</th></tr></thead><tbody></tbody></table>
+    <table id="collectors"><thead><tr><th>collector</th><th title="the upstream this instance reads: the engine collector runs one per upstream">upstream</th><th>state</th><th>last success</th><th>took</th></tr></thead><tbody></tbody></table>
   </div>
 </section>
 <section id="slow-section" hidden>
@@ -115,6 +115,8 @@ figcaption { font-weight: 600; margin: 0 0 4px 4px; }
 .two { display: grid; grid-template-columns: 3fr 2fr; gap: 16px; }
 dl.kv { display: grid; grid-template-columns: max-content 1fr; gap: 2px 14px; margin: 0; background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 8px 10px; }
 dl.kv dt { color: var(--muted); } dl.kv dd { margin: 0; font-variant-numeric: tabular-nums; }
+.engines { display: grid; grid-template-columns: repeat(auto-fill, minmax(220px, 1fr)); gap: 8px; }
+.engine h3 { font-size: 13px; margin: 0 0 4px; } .engine h3 .kind { font-weight: 400; color: var(--muted); }
 footer { margin-top: 16px; }
 @media (max-width: 900px) { .two { grid-template-columns: 1fr; } .charts { grid-template-columns: 1fr; } }
 `;

@@ -10,8 +10,10 @@ interface Row {
   metric: string;
   a: number | null;
   b: number | null;
+  /** false: the two sides are in different units (currencies), so no delta. */
+  comparable?: boolean;
   /** Unit shown after numbers; "ms" rows are stored in seconds. */
-  unit: 'ms' | 'req/s' | 'tok/s' | '%';
+  unit: 'ms' | 'req/s' | 'tok/s' | '%' | 'J' | 'J/tok' | 'per 1M tok';
 }
 
 export function compareRows(a: BenchReport, b: BenchReport): Row[] {
@@ -31,8 +33,20 @@ export function compareRows(a: BenchReport, b: BenchReport): Row[] {
     rows.push({ metric: `${stepLabel((x ?? y)!)} GPU util mean`, a: x?.resources.gpuUtilization.mean ?? null, b: y?.resources.gpuUtilization.mean ?? null, unit: '%' });
     rows.push({ metric: `${stepLabel((x ?? y)!)} KV cache mean`, a: x?.resources.kvCacheUsage.mean ?? null, b: y?.resources.kvCacheUsage.mean ?? null, unit: '%' });
     rows.push({ metric: `${stepLabel((x ?? y)!)} prefix cache hits`, a: x?.resources.prefixCacheHitRatio ?? null, b: y?.resources.prefixCacheHitRatio ?? null, unit: '%' });
+    rows.push(...energyRows(stepLabel((x ?? y)!), x, y));
   }
   return rows.filter((r) => r.a !== null || r.b !== null);
+}
+
+/** A step's energy rows (reports written before energy have none: their side is empty). */
+function energyRows(label: string, x: StepReport | null, y: StepReport | null): Row[] {
+  const r = (metric: string, f: (e: NonNullable<StepReport['energy']>) => number | null, unit: Row['unit']): Row =>
+    ({ metric: `${label} ${metric}`, a: x?.energy ? f(x.energy) : null, b: y?.energy ? f(y.energy) : null, unit });
+  const currencies = [...new Set([x?.energy?.currency, y?.energy?.currency].filter((c): c is string => !!c))];
+  // Costs in two currencies are not one figure: each is shown, the delta is not.
+  const cost = r(`cost / 1M output tokens${currencies.length === 1 ? ` (${currencies[0]})` : ''}`, (e) => e.costPerMillionOutputTokens, 'per 1M tok');
+  if (currencies.length > 1) cost.comparable = false;
+  return [r('GPU energy', (e) => e.joules, 'J'), r('J / output token', (e) => e.joulesPerOutputToken, 'J/tok'), r('J / good output token', (e) => e.joulesPerGoodOutputToken, 'J/tok'), cost];
 }
 
 function phaseRows(label: string, a: PhaseSummary | null, b: PhaseSummary | null, load: boolean): Row[] {
@@ -54,13 +68,17 @@ function show(v: number | null, unit: Row['unit']): string {
   if (v === null) return DASH;
   if (unit === 'ms') return `${(v * 1000).toFixed(2)} ms`;
   if (unit === '%') return `${(v * 100).toFixed(1)}%`;
+  if (unit === 'J') return `${v.toFixed(0)} J`;
+  if (unit === 'J/tok') return `${v.toFixed(3)} J/tok`;
+  if (unit === 'per 1M tok') return v.toFixed(3);
   return `${v.toFixed(2)} ${unit}`;
 }
 
 function delta(r: Row): [string, string] {
-  if (r.a === null || r.b === null) return [DASH, DASH];
+  if (r.a === null || r.b === null || r.comparable === false) return [DASH, DASH];
   const d = r.b - r.a;
-  const abs = r.unit === 'ms' ? `${d >= 0 ? '+' : ''}${(d * 1000).toFixed(2)} ms` : r.unit === '%' ? `${d >= 0 ? '+' : ''}${(d * 100).toFixed(1)} pt` : `${d >= 0 ? '+' : ''}${d.toFixed(2)}`;
+  const digits = r.unit === 'J/tok' || r.unit === 'per 1M tok' ? 3 : 2;
+  const abs = r.unit === 'ms' ? `${d >= 0 ? '+' : ''}${(d * 1000).toFixed(2)} ms` : r.unit === '%' ? `${d >= 0 ? '+' : ''}${(d * 100).toFixed(1)} pt` : `${d >= 0 ? '+' : ''}${d.toFixed(digits)}`;
   const rel = r.a === 0 ? DASH : `${d >= 0 ? '+' : ''}${((d / Math.abs(r.a)) * 100).toFixed(1)}%`;
   return [abs, rel];
 }

@@ -66,7 +66,12 @@ const METRIC_PREFIXES: readonly [RegExp, EngineKind][] = [
   [/^vllm:/m, 'vllm'], [/^sglang:/m, 'sglang'], [/^llamacpp:/m, 'llamacpp'], [/^tgi_/m, 'tgi'],
 ];
 
+/** infermeter's own /metrics (--infermeter-metrics) names the engine in the `engine` label of its infermeter_engine_* series. */
+const INFERMETER_ENGINE = /^infermeter_engine_\w+\{[^}]*\bengine="([a-z]+)"/m;
+
 export function detectEngine(metricsText: string): EngineKind | null {
+  const own = INFERMETER_ENGINE.exec(metricsText)?.[1];
+  if (own && (ENGINES as readonly string[]).includes(own)) return own as EngineKind;
   return METRIC_PREFIXES.find(([re]) => re.test(metricsText))?.[1] ?? null;
 }
 

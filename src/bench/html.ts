@@ -25,6 +25,11 @@ export function renderHtml(r: BenchReport): string {
     const g = [...withGoodput].sort((a, b) => b.summary.goodput! - a.summary.goodput!)[0]!;
     cards.push(['peak goodput', `${num(g.summary.goodput)} req/s (${stepLabel(g)})`]);
   }
+  const perToken = r.steps.filter((s) => s.energy?.joulesPerOutputToken != null);
+  if (perToken.length) {
+    const e = [...perToken].sort((a, b) => a.energy!.joulesPerOutputToken! - b.energy!.joulesPerOutputToken!)[0]!;
+    cards.push(['lowest energy per output token', `${num(e.energy!.joulesPerOutputToken, 3)} J (${stepLabel(e)})`]);
+  }
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
@@ -60,6 +65,10 @@ function loadCharts(steps: StepReport[]): string[] {
     { name: 'P99', color: COLORS.p99, values: steps.map((s) => ms(f(s).p99)) },
   ];
   const offered: Series = { name: 'offered', color: COLORS.grey, dashed: true, values: steps.map((s) => (s.mode === 'rate' ? s.load : null)) };
+  const energy = steps.some((s) => s.energy)
+    ? [lineChart({ title: 'GPU energy per output token', yLabel: 'J/token', x, series: [{ name: 'all tokens', color: COLORS.b, values: steps.map((s) => s.energy?.joulesPerOutputToken ?? null) },
+      { name: 'good tokens', color: COLORS.good, values: steps.map((s) => s.energy?.joulesPerGoodOutputToken ?? null) }] })]
+    : [];
   return [
     lineChart({ title: 'TTFT vs load', yLabel: 'ms', x, series: trio((s) => s.summary.ttft) }),
     lineChart({ title: 'TPOT vs load', yLabel: 'ms', x, series: trio((s) => s.summary.tpot) }),
@@ -79,6 +88,7 @@ function loadCharts(steps: StepReport[]): string[] {
     }),
     lineChart({ title: 'GPU power', yLabel: 'W', x, series: [{ name: 'mean', color: COLORS.b, values: steps.map((s) => s.resources.gpuPowerWatts.mean) }, { name: 'max', color: COLORS.b, dashed: true, values: steps.map((s) => s.resources.gpuPowerWatts.max) }] }),
     lineChart({ title: 'Engine requests', yLabel: 'requests', x, series: [{ name: 'running mean', color: COLORS.c, values: steps.map((s) => s.resources.requestsRunning.mean) }, { name: 'waiting mean', color: COLORS.p99, values: steps.map((s) => s.resources.requestsWaiting.mean) }] }),
+    ...energy,
   ];
 }
 

@@ -54,6 +54,7 @@ export function renderMarkdown(r: BenchReport): string {
       );
     }
     out.push('');
+    out.push(...energyTable(r));
     const mem = r.steps.map((st) => st.resources.gpuMemoryUsedBytes.max).filter((v): v is number => v !== null);
     if (mem.length) out.push(`GPU memory used, max over steps: ${gib(Math.max(...mem))} GiB.`, '');
   }
@@ -68,6 +69,27 @@ export function renderMarkdown(r: BenchReport): string {
   if (r.monitor.gpuError) out.push(`GPU sampling: ${r.monitor.gpuError}.`, '');
   if (r.monitor.engineError) out.push(`Engine sampling: ${r.monitor.engineError}.`, '');
   return out.join('\n');
+}
+
+/** Per step: the GPUs' energy, J per output token and per good one, cost per million output tokens. */
+function energyTable(r: BenchReport): string[] {
+  if (!r.steps.some((st) => st.energy)) return r.steps.some((st) => st.energy === null) ? ['Energy: no GPU reported power (see GPU sampling below).', ''] : [];
+  const currency = r.steps.map((st) => st.energy?.currency).find((c) => c) ?? null;
+  const out = [
+    `| load | GPU energy (J) | GPUs | mean power per GPU (W) | output tokens | J / output token | J / good output token | cost / 1M output tokens${currency ? ` (${currency})` : ''} |`,
+    `| --- |${' ---: |'.repeat(7)}`,
+  ];
+  for (const st of r.steps) {
+    const e = st.energy;
+    if (!e) {
+      out.push(`| ${stepLabel(st)} |${` ${DASH} |`.repeat(7)}`);
+      continue;
+    }
+    const watts = e.gpuSeconds > 0 ? e.joules / e.gpuSeconds : null;
+    out.push(`| ${stepLabel(st)} | ${num(e.joules, 0)} | ${e.gpus} | ${num(watts, 0)} | ${e.outputTokens} | ${num(e.joulesPerOutputToken, 3)} | ${num(e.joulesPerGoodOutputToken, 3)} | ${num(e.costPerMillionOutputTokens, 3)} |`);
+  }
+  out.push('', `Energy: ${r.definitions['energy'] ?? 'the GPUs\' power readings integrated over the step'}.`, '');
+  return out;
 }
 
 function tri(s: PhaseSummary, key: 'ttft' | 'tpot', digits: number): string {

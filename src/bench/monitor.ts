@@ -7,8 +7,9 @@
 import { performance } from 'node:perf_hooks';
 import { DmonChild } from '../collectors/gpu/dmon-child.js';
 import { SHOW_ALL_DEVICES_ENV } from '../collectors/gpu/plan.js';
+import { GpuEnergy } from '../collectors/gpu/energy.js';
 import { normalizeScrape } from '../collectors/engine/collector.js';
-import { aliasTable } from '../collectors/engine/aliases.js';
+import type { AliasTable } from '../collectors/engine/aliases.js';
 import { ScrapeClient } from '../collectors/engine/scrape.js';
 import type { Snapshot } from '../collectors/engine/normalize.js';
 import type { EngineKind } from '../lib/engines.js';
@@ -20,6 +21,8 @@ export interface MonitorOptions {
   /** null: no engine metrics. */
   engineMetrics: string | null;
   engine: EngineKind;
+  /** How the scrape's names map onto the engine families: the engine's aliases, or infermeter's own series read back (aliases.ts). */
+  aliases: AliasTable | undefined;
   intervalMs: number;
   /** performance.now() of the bench start; samples are timed from it. */
   origin: number;
@@ -38,11 +41,13 @@ export class Monitor {
   private timer: NodeJS.Timeout | null = null;
   private scraper: ScrapeClient | null = null;
   private scraping = false;
+  /** Each GPU's energy from its power readings, integrated as the GPU collector integrates it. */
+  private readonly energy = new GpuEnergy();
 
   constructor(private readonly opts: MonitorOptions) {
     if (!opts.nvidiaSmi) this.gpuError = 'no nvidia-smi';
     if (!opts.engineMetrics) this.engineError = 'no engine metrics URL';
-    else if (!aliasTable(opts.engine)) this.engineError = `no metric aliases for engine ${opts.engine}`;
+    else if (!opts.aliases) this.engineError = `no metric aliases for engine ${opts.engine}`;
   }
 
   start(): void {
@@ -57,14 +62,17 @@ export class Monitor {
         {
           sample: (s) => {
             const v = (name: string) => s.values.get(name) ?? null;
+            const t = this.now();
+            const energyJoules = this.energy.observe(s.gpu, { powerWatts: v('infermeter_gpu_power_watts'), counterJoules: null }, t * 1000);
             this.gpu.push({
-              t: this.now(), gpu: s.gpu,
+              t, gpu: s.gpu,
               utilization: v('infermeter_gpu_sm_utilization_ratio'),
               memoryUtilization: v('infermeter_gpu_memory_utilization_ratio'),
               memoryUsedBytes: v('infermeter_gpu_memory_used_bytes'),
               powerWatts: v('infermeter_gpu_power_watts'),
               powerViolation: v('infermeter_gpu_power_violation_ratio'),
               thermalViolation: v('infermeter_gpu_thermal_violation'),
+              energyJoules,
             });
           },
           invalidLine: () => undefined,
@@ -76,8 +84,7 @@ export class Monitor {
       );
       this.child.start();
     }
-    const table = aliasTable(this.opts.engine);
-    if (this.opts.engineMetrics && table) {
+    if (this.opts.engineMetrics && this.opts.aliases) {
       this.scraper = new ScrapeClient(this.opts.engineMetrics);
       this.timer = setInterval(() => void this.scrape(), this.opts.intervalMs);
       void this.scrape();
@@ -88,7 +95,7 @@ export class Monitor {
     if (this.scraping || !this.scraper) return;
     this.scraping = true;
     try {
-      const snap = normalizeScrape(await this.scraper.fetch(AbortSignal.timeout(Math.max(500, this.opts.intervalMs))), aliasTable(this.opts.engine)!, this.opts.engine);
+      const snap = normalizeScrape(await this.scraper.fetch(AbortSignal.timeout(Math.max(500, this.opts.intervalMs))), this.opts.aliases!, this.opts.engine);
       this.engine.push({
         t: this.now(),
         kvCacheUsage: first(snap, 'infermeter_engine_kv_cache_usage_ratio'),
@@ -121,6 +128,20 @@ export class Monitor {
   async sampleEngine(): Promise<void> {
     while (this.scraping) await new Promise((r) => setTimeout(r, 5));
     await this.scrape();
+  }
+
+  /**
+   * Waits (at most a few sampling intervals) until every GPU seen has a reading at or after
+   * `t` seconds, so the energy of a phase that ends at `t` is read, not extrapolated.
+   */
+  async gpuReadThrough(t: number): Promise<void> {
+    const deadline = performance.now() + 3 * Math.max(1000, this.opts.intervalMs);
+    const behind = () => {
+      const latest = new Map<number, number>();
+      for (const s of this.gpu) latest.set(s.gpu, s.t);
+      return [...latest.values()].some((at) => at < t);
+    };
+    while (this.child && behind() && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   }
 
   async stop(): Promise<void> {

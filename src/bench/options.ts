@@ -1,12 +1,13 @@
 /** `infermeter bench` flags → BenchOptions; fails fast naming the bad flag (exit 2). */
 import { ConfigError } from '../lib/errors.js';
-import { oneOf, parseBool, parseDuration, parseHttpUrl, parseList } from '../lib/parse.js';
+import { oneOf, parseBool, parseCurrency, parseDuration, parseHttpUrl, parseList, parsePrice } from '../lib/parse.js';
 import { SLO_NAMES, type Thresholds } from '../slo/config.js';
-import { loadConfigFile } from '../config.js';
+import { loadConfigFile, type Config } from '../config.js';
 import { ENGINES } from '../lib/engines.js';
 import { BENCH_SLOS } from './report.js';
 import { APIS } from '../record/routes.js';
 import type { BenchOptions } from './run.js';
+import type { BenchPrices } from './energy.js';
 import { readTraceFile } from './replay/trace.js';
 import { buildWorkload, parseModelMap } from './replay/workload.js';
 import type { ReplayOptions } from './replay/phase.js';
@@ -33,6 +34,8 @@ export interface BenchFlags {
   out?: string;
   nvidiaSmi: string;
   engineMetrics?: string;
+  /** The metrics listener of the infermeter whose proxy --target is (its base URL or its /metrics). */
+  infermeterMetrics?: string;
   engine?: string;
   sampleInterval: string;
   maxErrorRate?: string;
@@ -42,6 +45,10 @@ export interface BenchFlags {
   /** --replay-model FROM=TO, repeatable. */
   replayModel?: string[];
   replayCalibrate?: string;
+  /** Prices, as serve reads them (config/flags.ts); unset: --config's, else none. */
+  gpuHourCost?: string;
+  energyPrice?: string;
+  currency?: string;
 }
 
 export const DEFAULT_QPS = '1,4,8,16,32';
@@ -108,6 +115,8 @@ export function resolveBenchOptions(f: BenchFlags, command: string[]): BenchOpti
   const target = flag('--target', () => parseHttpUrl(f.target!));
   const replay = f.replay === undefined ? null : replayOptions(f);
   const noSteps = f.qps === undefined && f.concurrency === undefined && replay === null;
+  const file = f.config ? loadConfigFile(f.config) : null;
+  if (f.engineMetrics !== undefined && f.infermeterMetrics !== undefined) throw new ConfigError('--infermeter-metrics', 'not with --engine-metrics: engine state is read from one of them');
   const opts: BenchOptions = {
     target,
     model: f.model ?? null,
@@ -131,9 +140,11 @@ export function resolveBenchOptions(f: BenchFlags, command: string[]): BenchOpti
     }),
     arrivals: flag('--arrivals', () => oneOf(['poisson', 'constant'] as const)(f.arrivals)),
     seed: flag('--seed', () => count(f.seed, 0)),
-    slo: f.slo === undefined && f.config ? benchSlosOf(loadConfigFile(f.config).slos.default) : flag('--slo', () => parseSloFlag(f.slo)),
+    slo: f.slo === undefined && file ? benchSlosOf(file.slos.default) : flag('--slo', () => parseSloFlag(f.slo)),
     nvidiaSmi: f.nvidiaSmi === 'none' ? null : f.nvidiaSmi,
     engineMetrics: f.engineMetrics === 'none' ? '' : f.engineMetrics === undefined ? null : flag('--engine-metrics', () => parseHttpUrl(f.engineMetrics!)),
+    infermeterMetrics: f.infermeterMetrics === undefined ? null : flag('--infermeter-metrics', () => metricsPath(parseHttpUrl(f.infermeterMetrics!))),
+    prices: prices(f, file),
     engine: f.engine === undefined ? null : flag('--engine', () => oneOf(ENGINES)(f.engine!)),
     sampleIntervalMs: flag('--sample-interval', () => Math.max(100, parseDuration(f.sampleInterval) * 1000)),
     command,
@@ -142,6 +153,22 @@ export function resolveBenchOptions(f: BenchFlags, command: string[]): BenchOpti
   const out = f.out ?? `bench-${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}`;
   const maxErrorRate = f.maxErrorRate === undefined ? null : flag('--max-error-rate', () => ratio(f.maxErrorRate!));
   return { ...opts, out, maxErrorRate };
+}
+
+/** A metrics listener's base URL → its /metrics. */
+function metricsPath(url: string): string {
+  return /\/metrics$/.test(url) ? url : `${url}/metrics`;
+}
+
+/** Each price from its flag, else from --config's file (where serve would read it), else none. */
+function prices(f: BenchFlags, file: Config | null): BenchPrices {
+  const p: BenchPrices = {
+    gpuHourCost: f.gpuHourCost === undefined ? (file?.gpuHourCost ?? 0) : flag('--gpu-hour-cost', () => parsePrice(f.gpuHourCost!)),
+    energyPrice: f.energyPrice === undefined ? (file?.energyPrice ?? 0) : flag('--energy-price', () => parsePrice(f.energyPrice!)),
+    currency: f.currency === undefined ? (file?.currency ?? 'USD') : flag('--currency', () => parseCurrency(f.currency!)),
+  };
+  if (p.currency === '' && (p.gpuHourCost > 0 || p.energyPrice > 0)) throw new ConfigError('--currency', 'is required with a price (--gpu-hour-cost, --energy-price): the currency the prices are in, e.g. USD');
+  return p;
 }
 
 /** --replay and its companions; the traces are read now, so a bad line stops the bench before it starts (exit 2). */

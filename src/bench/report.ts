@@ -103,6 +103,8 @@ export interface GpuSample {
   powerWatts: number | null;
   powerViolation?: number | null;
   thermalViolation?: number | null;
+  /** The GPU's energy since its first reading, joules: the daemon's counter over the power readings (collectors/gpu/energy.ts). */
+  energyJoules?: number | null;
 }
 
 export interface EngineSample {
@@ -133,7 +135,28 @@ export interface StepReport {
   requests: RequestSample[];
   /** What limited the step (src/metrics/bottleneck/ over the step's figures; bench/analysis.ts). */
   analysis?: BottleneckVerdict;
+  /** The GPUs' energy over the step and per output token (energy.ts); null: no GPU reported power. Absent in reports written before it. */
+  energy?: StepEnergy | null;
 }
+
+export interface StepEnergy {
+  /** Every GPU's energy over the step (first send to last finish), joules. */
+  joules: number;
+  /** The GPUs that reported power, each for the whole step: the GPU time that --gpu-hour-cost prices. */
+  gpus: number;
+  gpuSeconds: number;
+  /** Output tokens of every request of the step (a partial stream's too: the GPU made them). */
+  outputTokens: number;
+  /** Output tokens of ok requests that met every SLO; null without SLOs. */
+  goodOutputTokens: number | null;
+  joulesPerOutputToken: number | null;
+  joulesPerGoodOutputToken: number | null;
+  /** Energy at --energy-price plus GPU time at --gpu-hour-cost, per million output tokens; null: no price. */
+  costPerMillionOutputTokens: number | null;
+  /** What the cost is in; null with no price. */
+  currency: string | null;
+}
+
 
 export interface BenchReport {
   schemaVersion: number;
@@ -190,6 +213,15 @@ export function judgeSample(s: RequestSample, slo: Thresholds): Map<BenchSlo, bo
   return out;
 }
 
+/** Goodput's test: an ok request good on every SLO judged (none judged: not good). */
+export function meetsEverySlo(s: RequestSample, slo: Thresholds): boolean {
+  return meets(s, judgeSample(s, slo));
+}
+
+function meets(s: RequestSample, verdicts: ReadonlyMap<BenchSlo, boolean>): boolean {
+  return s.outcome === 'ok' && verdicts.size > 0 && [...verdicts.values()].every(Boolean);
+}
+
 export function summarizePhase(samples: readonly RequestSample[], seconds: number, slo: Thresholds, maxTokens: number): PhaseSummary {
   const ok = samples.filter((s) => s.outcome === 'ok');
   const errors: Partial<Record<Outcome, number>> = {};
@@ -206,7 +238,7 @@ export function summarizePhase(samples: readonly RequestSample[], seconds: numbe
       r.judged++;
       if (isGood) r.good++;
     }
-    if (s.outcome === 'ok' && verdicts.size > 0 && [...verdicts.values()].every(Boolean)) good++;
+    if (meets(s, verdicts)) good++;
   }
   for (const r of Object.values(sloResults)) r.attainment = r.judged > 0 ? r.good / r.judged : null;
   const tpots = ok.map((s) => s.tpot).filter((v): v is number => v !== null);

@@ -22,6 +22,8 @@ import { PERCENTILE_METHOD } from './stats.js';
 import { errorKinds } from './verdict.js';
 import { analyzeSteps } from './analysis.js';
 import { checkReplayModels, runReplay, type ReplayOptions, type SendSpec } from './replay/phase.js';
+import { stepEnergy, type BenchPrices } from './energy.js';
+import { aliasTable, INFERMETER_ALIASES } from '../collectors/engine/aliases.js';
 
 export interface BenchOptions {
   target: string;
@@ -41,8 +43,15 @@ export interface BenchOptions {
   slo: Thresholds;
   /** null: no GPU source at all; else the binary (absent → recorded as absent). */
   nvidiaSmi: string | null;
-  /** null: target + /metrics. "" turns engine sampling off. */
+  /** null: target + /metrics (or --infermeter-metrics). "" turns engine sampling off. */
   engineMetrics: string | null;
+  /**
+   * --infermeter-metrics: the /metrics of the infermeter whose proxy --target is. Engine state is
+   * read from its infermeter_engine_* series there, never through the proxy port. null: none.
+   */
+  infermeterMetrics?: string | null;
+  /** --gpu-hour-cost, --energy-price, --currency: the prices of each step's cost per output token; absent: none. */
+  prices?: BenchPrices;
   engine: string | null;
   sampleIntervalMs: number;
   /** The exact command line, for the record. */
@@ -72,13 +81,18 @@ export const DEFINITIONS: Record<string, string> = {
   goodput: 'ok requests meeting every SLO / phase seconds',
   sloAttainment: 'good / judged per SLO; failed requests are bad on every SLO, TPOT is not judged for 1-token replies',
   tokenEstimate: TOKEN_ESTIMATE,
+  energy: 'every GPU\'s power readings (nvidia-smi dmon) integrated as the daemon integrates them (the trapezoid between readings, docs/energy.md), from the step\'s first send to its last finish',
+  joulesPerOutputToken: 'the step\'s energy / the output tokens of every request of the step (partial streams included)',
+  joulesPerGoodOutputToken: 'the step\'s energy / the output tokens of ok requests meeting every SLO (goodput\'s requests); null without SLOs',
+  costPerMillionOutputTokens: '(energy at --energy-price per kWh + GPU-seconds at --gpu-hour-cost per GPU-hour) / output tokens × 1e6; null without a price',
 };
 
 export async function runBench(o: BenchOptions, hooks: BenchHooks = {}): Promise<BenchReport> {
   const progress = hooks.progress ?? silentProgress();
   const origin = performance.now();
   const date = new Date().toISOString();
-  const metricsUrl = o.engineMetrics === '' ? null : (o.engineMetrics ?? `${o.target}/metrics`);
+  const metricsUrl = o.engineMetrics === '' ? null : (o.engineMetrics ?? o.infermeterMetrics ?? `${o.target}/metrics`);
+  const prices: BenchPrices = o.prices ?? { gpuHourCost: 0, energyPrice: 0, currency: 'USD' };
   const [gpu, engine] = await Promise.all([
     o.nvidiaSmi ? gpuEnvironment(o.nvidiaSmi, o.env) : Promise.resolve(null),
     engineEnvironment(o.target, metricsUrl, o.engine),
@@ -94,6 +108,7 @@ export async function runBench(o: BenchOptions, hooks: BenchHooks = {}): Promise
     nvidiaSmi: gpu?.available ? o.nvidiaSmi : null,
     engineMetrics: metricsUrl,
     engine: (engine.kind ?? 'vllm') as EngineKind,
+    aliases: o.infermeterMetrics && metricsUrl === o.infermeterMetrics ? INFERMETER_ALIASES : aliasTable((engine.kind ?? 'vllm') as EngineKind),
     intervalMs: o.sampleIntervalMs, origin, env: o.env,
   });
   if (gpu && !gpu.available) monitor.gpuError = gpu.error;
@@ -110,7 +125,8 @@ export async function runBench(o: BenchOptions, hooks: BenchHooks = {}): Promise
       target: o.target, model, route: reportRoute(o.route), inputTokens: o.promptsFile || o.replay ? null : o.inputTokens, outputTokens: o.outputTokens,
       prompts: o.replay ? `replayed traces: ${o.replay.files.join(', ')}` : prompts.source, tokenEstimate: TOKEN_ESTIMATE, ignoreEos, warmup: o.warmup, requests: o.requests,
       qps: o.qps, concurrency: o.concurrency, durationSeconds: o.durationSeconds, arrivals: o.arrivals, seed: o.seed,
-      slo: o.slo, engineMetrics: metricsUrl, sampleIntervalSeconds: o.sampleIntervalMs / 1000,
+      slo: o.slo, engineMetrics: metricsUrl, infermeterMetrics: o.infermeterMetrics ?? null, sampleIntervalSeconds: o.sampleIntervalMs / 1000,
+      prices,
     },
     definitions: DEFINITIONS,
     warmup: { requests: 0, ok: 0 },
@@ -193,10 +209,13 @@ export async function runBench(o: BenchOptions, hooks: BenchHooks = {}): Promise
     }
   } finally {
     hooks.signal?.removeEventListener('abort', onAbort);
+    // The last step's energy is read up to its end, not extrapolated past the last reading.
+    if (!aborted) await monitor.gpuReadThrough((performance.now() - origin) / 1000);
     await monitor.stop();
     if (!aborted) await agent.close();
     progress.close();
   }
+  for (const step of report.steps) step.energy = stepEnergy({ from: step.startedAt, to: step.startedAt + step.summary.seconds }, monitor.gpu, step.requests, o.slo, prices);
   analyzeSteps(report);
   report.monitor.gpuError = monitor.gpuError;
   report.monitor.engineError = monitor.engineError;

@@ -16,6 +16,13 @@ export interface RouteInfo {
   api: ApiName | null;
   /** Not metered, but its small JSON body names the model: read for the model label and routing (token counting). */
   readsModel?: boolean;
+  /**
+   * Asks the server about itself (its model list, health, version, metrics), not a model:
+   * counted by route like every forwarded request, never as a model's traffic (no model row on
+   * the status page, no share of energy, no SLO verdict). A benchmark or a Prometheus pointed at
+   * the proxy port polls these paths; they are not load.
+   */
+  aboutServer?: boolean;
 }
 
 const TABLE: Record<string, RouteInfo> = {
@@ -27,10 +34,10 @@ const TABLE: Record<string, RouteInfo> = {
   '/v1/messages/count_tokens': { route: 'messages_count_tokens', operation: 'other', metered: false, api: null, readsModel: true },
   '/v1/responses/input_tokens': { route: 'responses_input_tokens', operation: 'other', metered: false, api: null, readsModel: true },
   '/v1/embeddings': { route: 'embeddings', operation: 'embeddings', metered: false, api: null },
-  '/v1/models': { route: 'models', operation: 'other', metered: false, api: null },
-  '/health': { route: 'health', operation: 'other', metered: false, api: null },
-  '/version': { route: 'version', operation: 'other', metered: false, api: null },
-  '/metrics': { route: 'engine_metrics', operation: 'other', metered: false, api: null },
+  '/v1/models': { route: 'models', operation: 'other', metered: false, api: null, aboutServer: true },
+  '/health': { route: 'health', operation: 'other', metered: false, api: null, aboutServer: true },
+  '/version': { route: 'version', operation: 'other', metered: false, api: null, aboutServer: true },
+  '/metrics': { route: 'engine_metrics', operation: 'other', metered: false, api: null, aboutServer: true },
 };
 
 const OTHER: RouteInfo = { route: 'other', operation: 'other', metered: false, api: null };
@@ -54,6 +61,9 @@ export function apiLabelOf(route: string): string | null {
 export function routeFor(path: string): RouteInfo {
   return TABLE[path] ?? TABLE[path.replace(/\/+$/, '')] ?? OTHER;
 }
+
+/** The route labels of requests about the server itself (RouteInfo.aboutServer): never a model's traffic. */
+export const ABOUT_SERVER_ROUTES: ReadonlySet<string> = new Set(Object.values(TABLE).filter((r) => r.aboutServer).map((r) => r.route));
 
 const LABEL_INDEX = new Map(ROUTE_LABELS.map((r, i) => [r, i]));
 

@@ -170,3 +170,10 @@ export const ENGINE_ALIASES: Partial<Record<EngineKind, AliasTable>> = {
 export function aliasTable(engine: EngineKind): AliasTable | undefined {
   return ENGINE_ALIASES[engine];
 }
+
+/**
+ * infermeter's own `/metrics` read back: each normalized family under its own name, its
+ * `engine` and `upstream` labels aggregated away as an engine's are. For a reader outside
+ * the daemon pointed at its metrics listener (`infermeter bench --infermeter-metrics`).
+ */
+export const INFERMETER_ALIASES: AliasTable = Object.fromEntries(ENGINE_METRICS.map((d) => [d.name, [d.name]]));

@@ -12,7 +12,7 @@ import { Ring } from './ring.js';
 import { CHART_SECONDS, COARSE_SLOT_SECONDS, COARSE_SLOTS, ModelState, coarseRange } from './model-state.js';
 import { MAX_GPUS, readCollectors, readEngine, readEngines, readGpus, type CollectorStatus, type EngineTotals, type GpuStatus, type UpstreamEngine } from './machine-read.js';
 import type { MachineReader } from '../../collectors/snapshot.js';
-import { apiLabelOf } from '../../record/routes.js';
+import { ABOUT_SERVER_ROUTES, apiLabelOf } from '../../record/routes.js';
 
 /** host ring fields. */
 export const HOST_FIELDS = ['inFlight', 'kvCacheUsage', 'engineRunning', 'engineWaiting'] as const;
@@ -106,6 +106,8 @@ export class StatusState {
     }
     records.forEach((r, i) => {
       routes!.set(r.route, (routes!.get(r.route) ?? 0) + 1);
+      // A poll of the server's own paths (its /metrics, model list) is counted by route only: not a model's request.
+      if (ABOUT_SERVER_ROUTES.has(r.route)) return;
       const label = batch.labels[i]!;
       let m = this.models.get(label);
       if (!m) this.models.set(label, (m = new ModelState(this.random)));

@@ -12,6 +12,7 @@ import type { EnergySource } from '../../collectors/gpu/energy.js';
 import type { MachineReader, MachineState } from '../../collectors/snapshot.js';
 import type { UpstreamSpec } from '../../lib/upstream-spec.js';
 import type { JudgedBatch } from '../batch.js';
+import { ABOUT_SERVER_ROUTES } from '../../record/routes.js';
 import type { BatchConsumer } from '../consumer.js';
 import { COST_METRIC, ENERGY_METRIC, ENERGY_METRICS, ENERGY_TOKENS_METRIC } from './defs.js';
 import { EnergyLedger, type Share } from './ledger.js';
@@ -82,9 +83,11 @@ export class EnergyMeter implements BatchConsumer {
     }
     const rate = this.opts.settings.energyPrefillRate;
     batch.records.forEach((r, i) => {
+      // A poll of the server's own paths (its /metrics, model list) is no model's work: it takes no share of energy.
+      if (ABOUT_SERVER_ROUTES.has(r.route)) return;
       const verdicts = batch.verdicts[i];
       const good = verdicts !== null && verdicts !== undefined && verdicts.every((v) => v.good);
-        this.ledger.addWork({
+      this.ledger.addWork({
         upstream: this.names[r.upstream] ?? '', model: batch.labels[i]!, startMs: r.startedAt, ttftMs: r.ttft >= 0 ? r.ttft * 1000 : null,
         endMs: r.e2e >= 0 ? r.startedAt + r.e2e * 1000 : now, prefillSeconds: r.inputTokensKnown && rate > 0 ? r.inputTokens / rate : 0,
         outputTokens: r.outputTokens, goodOutputTokens: good ? r.outputTokens : 0,

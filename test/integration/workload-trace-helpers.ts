@@ -25,6 +25,8 @@ export interface Sent {
   stream: boolean;
   /** Date.now() just before the request went out. */
   sentAt: number;
+  /** Date.now() once the whole answer was read. */
+  doneAt: number;
   status: number;
   input: number;
   output: number;
@@ -36,6 +38,7 @@ export async function send(base: string, api: Api, payload: Record<string, unkno
   const sentAt = Date.now();
   const res = await request(base + PATHS[api], { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(payload), ...(dispatcher ? { dispatcher } : {}) });
   const text = await res.body.text();
+  const doneAt = Date.now();
   const docs = stream ? text.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).filter((d) => d !== '[DONE]').map((d) => JSON.parse(d) as Record<string, any>) : [JSON.parse(text) as Record<string, any>];
   let input = -1;
   let output = -1;
@@ -48,7 +51,7 @@ export async function send(base: string, api: Api, payload: Record<string, unkno
     if (u['input_tokens'] !== undefined) input = u['input_tokens'] + (api === 'messages' ? (u['cache_read_input_tokens'] ?? 0) + (u['cache_creation_input_tokens'] ?? 0) : 0);
     if (u['output_tokens'] !== undefined) output = u['output_tokens'];
   }
-  return { api, stream, sentAt, status: res.statusCode, input, output };
+  return { api, stream, sentAt, doneAt, status: res.statusCode, input, output };
 }
 
 export interface Line {

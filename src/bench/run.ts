@@ -8,9 +8,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Agent } from 'undici';
-import { runLoad } from '../sim/load.js';
+import { openArrivals, runLoad } from '../sim/load.js';
 import type { ApiName } from '../record/routes.js';
-import { prng } from '../sim/text.js';
 import type { EngineKind } from '../lib/engines.js';
 import type { Thresholds } from '../slo/config.js';
 import { engineEnvironment, gpuEnvironment, hostEnvironment, infermeterVersion } from './environment.js';
@@ -240,19 +239,12 @@ async function sequential(count: number, send: Send, progress: Progress, stopped
 
 /** Arrivals at a rate whatever the server's speed (open loop), until stop(); then waits for all. */
 async function openLoop(rate: number, arrivals: 'poisson' | 'constant', seed: number, stop: () => boolean, send: Send, t0: number, seconds: number, progress: Progress): Promise<RequestSample[]> {
-  const rand = prng(seed);
   const pending: Promise<RequestSample>[] = [];
   let done = 0;
-  let at = 0;
-  while (!stop()) {
-    const wait = t0 + at - performance.now();
-    if (wait > 0) await sleep(Math.min(wait, 250));
-    if (stop()) break;
-    if (performance.now() < t0 + at) continue;
+  await openArrivals({ rate, arrivals, seed }, t0, () => !stop(), () => {
     pending.push(send(t0).then((s) => (done++, s)));
-    at += arrivals === 'constant' ? 1000 / rate : (-Math.log(1 - rand()) * 1000) / rate;
     progress.update((performance.now() - t0) / (seconds * 1000), `sent ${pending.length}, done ${done}`);
-  }
+  });
   const ticker = setInterval(() => progress.update(1, `draining: ${pending.length - done} in flight`), 500);
   try {
     return await Promise.all(pending);
@@ -272,10 +264,6 @@ async function closedLoop(n: number, stop: () => boolean, send: Send, t0: number
   };
   await Promise.all(Array.from({ length: n }, worker));
   return out.sort((a, b) => a.start - b.start);
-}
-
-function sleep(msDelay: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, msDelay));
 }
 
 function errorsNote(samples: readonly RequestSample[]): string {

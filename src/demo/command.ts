@@ -1,30 +1,31 @@
 /**
  * `infermeter demo` (npm run demo): the built-in vLLM simulator, infermeter in front of it
  * with the fake nvidia-smi as its GPU source, and a load generator stepping through request
- * rates; a live summary line every few seconds; Ctrl-C stops everything cleanly.
+ * rates, each step an open-loop schedule of fixed length (schedule.ts, load.ts); a live line
+ * every few seconds and at each step's end; after the last step (with --duration) the streams
+ * in flight finish, shown as draining, and the demo stops. Ctrl-C stops everything cleanly.
  */
+import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import { pino } from 'pino';
 import { loadConfigFile, resolveConfig } from '../config.js';
 import { startInfermeter } from '../daemon/main.js';
 import { startSimulator } from '../sim/index.js';
-import { runLoad } from '../sim/load.js';
-import type { ApiName } from '../record/routes.js';
-
-/** The demo's traffic: every generation API, chat the most (shares of the offered rate). */
-const DEMO_MIX: readonly (readonly [ApiName, number])[] = [['chat', 0.4], ['messages', 0.3], ['responses', 0.2], ['completions', 0.1]];
-import { sumSamples, type Sample } from '../lib/prom-text.js';
 import { parseDuration, parseList } from '../lib/parse.js';
-import { decodeMetricFamilies, PROTOBUF_CONTENT_TYPE, type DecodedFamily } from '../exporters/prometheus/proto.js';
-import { nativeCounts, nativeQuantileOfDelta } from './native-quantile.js';
 import { parseSloConfig } from '../slo/config.js';
 import { watchParent } from './parent-watch.js';
 import { ConfigError } from '../lib/errors.js';
+import { DEFAULT_STEP_SECONDS, demoSchedule, seconds, stepAt, type DemoSchedule, type DemoStep } from './schedule.js';
+import { DEMO_MODEL, DemoLoad } from './load.js';
+import { LiveLine } from './live-line.js';
 
 /** Longest the demo takes to stop once asked (its children are stopped well before). */
 const HARD_STOP_MS = 800;
+
+/** Longest the drain after the last step waits for the streams in flight. */
+const DRAIN_LIMIT_MS = 30_000;
 
 const FAKE_NVIDIA_SMI = fileURLToPath(new URL('../../../bin/fake-nvidia-smi', import.meta.url));
 
@@ -35,6 +36,7 @@ interface DemoOptions {
   step: string;
   duration: string;
   summaryEvery: string;
+  arrivals: 'poisson' | 'constant';
   config?: string;
 }
 
@@ -43,24 +45,26 @@ export function demoCommand(): Command {
     .description('run the simulator, infermeter in front of it and a load generator; no GPU needed (Ctrl-C stops)')
     .option('--listen <host:port>', 'infermeter proxy listener', '127.0.0.1:8080')
     .option('--metrics-listen <host:port>', 'infermeter /metrics listener', '127.0.0.1:9464')
-    .option('--rates <list>', 'request rates (req/s) the load steps through, cycling', '1,2,4,8')
-    .option('--step <duration>', 'time spent at each rate', '20s')
-    .option('--duration <duration>', 'stop after this long (0 = until Ctrl-C)', '0')
-    .option('--summary-every <duration>', 'live summary interval', '5s')
+    .option('--rates <list>', 'request rates (req/s) the load steps through, in order: each step an open-loop schedule of fixed length, streams still running at its end finishing during the next', '1,2,4,8')
+    .option('--step <duration>', 'time at each rate; with --duration and no --step, --duration split evenly over the rates (each runs once); with both, the rates cycle until --duration', `${DEFAULT_STEP_SECONDS}s`)
+    .option('--duration <duration>', 'length of the load schedule, then the streams in flight finish and the demo stops (0 = the rates cycle until Ctrl-C)', '0')
+    .option('--summary-every <duration>', 'live line interval (a line at each step\'s end too)', '5s')
+    .addOption(new Option('--arrivals <kind>', 'constant: evenly spaced at the rate; poisson: exponential gaps, as independent users send, so a line\'s sent figure varies with them').choices(['constant', 'poisson']).default('constant'))
     .addOption(new Option('--config <file>', 'infermeter config file for the proxy (slos, buckets, ...), validated as serve validates it; INFERMETER_* variables apply too, as for serve, except to what the demo sets itself').env('INFERMETER_CONFIG'))
-    .action(async (o: DemoOptions) => runDemo(o));
+    .action(async (o: DemoOptions, cmd: Command) => runDemo(o, cmd.getOptionValueSource('step') !== 'default'));
 }
 
-async function runDemo(o: DemoOptions): Promise<void> {
+async function runDemo(o: DemoOptions, stepGiven: boolean): Promise<void> {
   const rates = parseList(o.rates).map(Number);
   if (rates.length === 0 || rates.some((r) => !(r > 0))) throw new ConfigError('--rates', `expected positive numbers, got "${o.rates}"`);
-  const stepSeconds = flagValue('--step', () => parseDuration(o.step));
+  const stepSeconds = flagValue('--step', () => positive(parseDuration(o.step)));
   const duration = flagValue('--duration', () => parseDuration(o.duration));
-  const every = flagValue('--summary-every', () => parseDuration(o.summaryEvery));
+  const every = flagValue('--summary-every', () => positive(parseDuration(o.summaryEvery)));
+  const schedule = demoSchedule(rates, stepGiven ? stepSeconds : null, duration);
   // The file is checked before anything starts: a bad one stops the demo as it stops serve.
   if (o.config) loadConfigFile(o.config);
 
-  const sim = await startSimulator({ listen: '127.0.0.1:0', models: 'meta-llama/Llama-3.1-8B-Instruct', outputTokens: '32-256' });
+  const sim = await startSimulator({ listen: '127.0.0.1:0', models: DEMO_MODEL, outputTokens: '32-256' });
   // The fake nvidia-smi follows the simulator's load, so the GPU panels move with traffic.
   process.env['FAKE_NVIDIA_SMI_SIM_URL'] = sim.url;
   process.env['FAKE_NVIDIA_SMI_GPUS'] ??= '2';
@@ -79,7 +83,7 @@ async function runDemo(o: DemoOptions): Promise<void> {
   simulated vLLM (no GPU)   ${sim.url}
   infermeter proxy          ${proxy}/v1   (point any OpenAI client here)
   infermeter /metrics       ${metrics}
-  load                      ${rates.join(' → ')} req/s, ${stepSeconds}s each${duration > 0 ? `, for ${duration}s` : ', until Ctrl-C'}
+  load                      ${loadLine(schedule, o.arrivals)}${schedule.note ? `\n  note                      ${schedule.note}` : ''}
   GPU source                fake nvidia-smi (${FAKE_NVIDIA_SMI})
   try: curl -s ${metrics} | grep -E '^(gen_ai_server_time_to_first_token|infermeter_gpu_sm|infermeter_engine_kv)'
 `);
@@ -91,7 +95,6 @@ async function runDemo(o: DemoOptions): Promise<void> {
     if (stopping) return;
     stopping = true;
     stopWatching();
-    clearInterval(summary);
     // The load is the demo's own: nothing in flight is worth waiting for. Its client goes first
     // (each stream ends as a client abort, which is no warning), so the proxy's drain (and the
     // fake nvidia-smi children it stops) takes milliseconds, not --shutdown-timeout; the
@@ -108,20 +111,68 @@ async function runDemo(o: DemoOptions): Promise<void> {
   // A parent that went away (timeout, a closed terminal, a closed pipe) must not leave the demo running.
   const stopWatching = watchParent((why) => void stop(0, why));
 
-  let before: DecodedFamily[] = [];
-  let rate = rates[0]!;
-  const summary = setInterval(() => void printSummary(metrics, before, every, rate).then((s) => (before = s)).catch(() => undefined), every * 1000);
-  summary.unref();
-  if (duration > 0) setTimeout(() => void stop(0), duration * 1000).unref();
+  const load = new DemoLoad({ url: proxy, dispatcher: loadAgent, arrivals: o.arrivals });
+  const t0 = performance.now();
+  const line = new LiveLine(metrics, load, t0);
+  const stopped = () => stopping;
+  await runSchedule(schedule, load, line, every * 1000, t0, stopped);
+  if (stopping) return;
+  const drained = await drain(load, line, every * 1000, stopped);
+  void stop(0, drained ? undefined : `${load.inFlight} streams still in flight after ${DRAIN_LIMIT_MS / 1000}s of draining`);
+}
 
-  for (let i = 0; !stopping; i = (i + 1) % rates.length) {
-    rate = rates[i]!;
-    // The offered rate, split over the four generation APIs as a node serving agents sees them.
-    await Promise.all(DEMO_MIX.map(([route, share], k) => runLoad({
-      url: proxy, model: 'meta-llama/Llama-3.1-8B-Instruct', route, rate: rate * share, arrivals: 'poisson', dispatcher: loadAgent,
-      requests: Math.max(1, Math.round(rate * share * stepSeconds)), maxTokens: 128, seed: i * DEMO_MIX.length + k,
-    }).catch(() => undefined)));
+/**
+ * The steps back to back, each starting where the one before was due to end (one clock: a
+ * late line or a slow stream moves nothing). The lines run beside the load on the same clock:
+ * one every `everyMs` within a step and one at its end, so that no line spans two steps.
+ */
+async function runSchedule(schedule: DemoSchedule, load: DemoLoad, line: LiveLine, everyMs: number, t0: number, stopped: () => boolean): Promise<void> {
+  const steps = async (each: (step: DemoStep, i: number, startAt: number) => Promise<void>) => {
+    let startAt = t0;
+    for (let i = 0, step = stepAt(schedule, 0); step && !stopped(); step = stepAt(schedule, ++i)) {
+      await each(step, i, startAt);
+      startAt += step.seconds * 1000;
+    }
+  };
+  await Promise.all([
+    steps((step, i, startAt) => load.offer(step.rate, startAt, step.seconds, i + 1, stopped)),
+    steps(async (step, _i, startAt) => {
+      const endMs = step.seconds * 1000;
+      for (let k = 1, atMs = 0; atMs < endMs && !stopped(); k++) {
+        atMs = endMs - k * everyMs < 1 ? endMs : k * everyMs;
+        await sleepUntil(startAt + atMs);
+        if (!stopped()) void line.print(`offered ${step.rate} req/s`);
+      }
+    }),
+  ]);
+}
+
+/** After the last step: lines headed "draining" until nothing is in flight; false when the limit cut it. */
+async function drain(load: DemoLoad, line: LiveLine, everyMs: number, stopped: () => boolean): Promise<boolean> {
+  const start = performance.now();
+  for (let k = 1; !stopped(); k++) {
+    const idle = await Promise.race([load.idle().then(() => true), sleepUntil(start + k * everyMs).then(() => false)]);
+    if (stopped()) break;
+    await line.print('draining');
+    if (idle) return true;
+    if (performance.now() - start >= DRAIN_LIMIT_MS) return false;
   }
+  return true;
+}
+
+function sleepUntil(at: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, Math.max(0, at - performance.now())));
+}
+
+/** The banner's load line: the steps, their length, and when the load ends. */
+function loadLine(s: DemoSchedule, arrivals: string): string {
+  const steps = `${s.rates.join(' → ')} req/s, ${seconds(s.stepSeconds)} each, ${arrivals} arrivals`;
+  return s.totalSeconds === Infinity ? `${steps}, cycling until Ctrl-C` : `${steps}, for ${seconds(s.totalSeconds)}, then the streams in flight finish`;
+}
+
+function positive(v: number): number {
+  if (!(v > 0)) throw new Error(`expected a duration above 0, got ${v}`);
+  return v;
 }
 
 /** A bad demo flag is a usage error (exit 2) naming the flag, as serve's are. */
@@ -131,38 +182,4 @@ function flagValue<T>(flag: string, f: () => T): T {
   } catch (err) {
     throw new ConfigError(flag, (err as Error).message, { cause: err });
   }
-}
-
-/**
- * The live line. Percentiles come from the native histograms (the protobuf exposition, as a
- * Prometheus with native histograms scrapes it), never from classic-bucket interpolation.
- */
-async function printSummary(url: string, before: DecodedFamily[], seconds: number, rate: number): Promise<DecodedFamily[]> {
-  const res = await request(url, { headers: { accept: PROTOBUF_CONTENT_TYPE } });
-  const now = decodeMetricFamilies(new Uint8Array(await res.body.arrayBuffer()));
-  const samples = samplesOf(now);
-  const reqs = sumSamples(samples, 'infermeter_requests_total') - sumSamples(samplesOf(before), 'infermeter_requests_total');
-  const q = (name: string, p: number) => nativeQuantileOfDelta(p, nativeCounts(now, name), nativeCounts(before, name));
-  const ms = (v: number | null) => (v === null ? '   -' : `${(v * 1000).toFixed(0).padStart(4)}`);
-  const ttft = 'gen_ai_server_time_to_first_token_seconds';
-  const tpot = 'gen_ai_server_time_per_output_token_seconds';
-  const kv = sumSamples(samples, 'infermeter_engine_kv_cache_usage_ratio');
-  const gpu = samples.filter((s) => s.name === 'infermeter_gpu_sm_utilization_ratio').map((s) => `${(s.value * 100).toFixed(0)}%`).join('/') || '-';
-  console.log(
-    `[${new Date().toISOString().slice(11, 19)}] offered ${rate} req/s | done ${(reqs / seconds).toFixed(1)} req/s | TTFT p50/p99 ${ms(q(ttft, 0.5))}/${ms(q(ttft, 0.99))} ms | TPOT p50/p99 ${ms(q(tpot, 0.5))}/${ms(q(tpot, 0.99))} ms | KV ${(kv * 100).toFixed(0)}% | GPU sm ${gpu}`,
-  );
-  return now;
-}
-
-/** Counter and gauge values of decoded families, as text-format samples. */
-function samplesOf(families: readonly DecodedFamily[]): Sample[] {
-  const out: Sample[] = [];
-  for (const f of families) {
-    for (const m of f.metric) {
-      const value = m.counter?.value ?? m.gauge?.value;
-      if (value === undefined) continue;
-      out.push({ name: f.name, labels: Object.fromEntries((m.label ?? []).map((p) => [p.name, p.value])), value });
-    }
-  }
-  return out;
 }

@@ -98,17 +98,45 @@ async function closedLoop(total: number, concurrency: number, one: (i: number) =
 }
 
 async function openLoop(opts: LoadOptions, rate: number, one: (i: number) => Promise<void>): Promise<void> {
-  const rand = prng(opts.seed ?? 1);
-  const start = performance.now();
   const inFlight: Promise<void>[] = [];
-  let at = 0;
-  for (let i = 0; i < opts.requests; i++) {
-    const wait = start + at - performance.now();
-    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+  await openArrivals({ rate, arrivals: opts.arrivals ?? 'poisson', seed: opts.seed ?? 1 }, performance.now(), (i) => i < opts.requests, (i) => {
     inFlight.push(one(i));
-    at += opts.arrivals === 'constant' ? 1000 / rate : (-Math.log(1 - rand()) * 1000) / rate;
-  }
+  });
   await Promise.all(inFlight);
+}
+
+export interface ArrivalPlan {
+  /** Arrivals per second. */
+  rate: number;
+  /** poisson: exponential gaps (independent users); constant: evenly spaced. */
+  arrivals: 'poisson' | 'constant';
+  /** Seeds the Poisson gaps. */
+  seed: number;
+}
+
+/** Longest sleep between two looks at `more`, so that a stop is seen within it. */
+const ARRIVAL_POLL_MS = 250;
+
+/**
+ * Open loop: calls send(i) at each arrival of the plan after t0 (a performance.now() time),
+ * whatever the server's speed (a late timer sends at once: the schedule, not the timer, keeps
+ * the rate). Arrival 0 is at t0. Before each arrival, and while waiting for it, `more(i, atMs)`
+ * says whether it is still wanted (atMs: its time after t0). Resolves with the number sent.
+ * Used by runLoad, the bench's load steps and the demo's.
+ */
+export async function openArrivals(plan: ArrivalPlan, t0: number, more: (index: number, atMs: number) => boolean, send: (index: number) => void): Promise<number> {
+  const rand = prng(plan.seed);
+  let at = 0;
+  let i = 0;
+  for (; more(i, at); i++) {
+    for (let wait = t0 + at - performance.now(); wait > 0; wait = t0 + at - performance.now()) {
+      await new Promise((r) => setTimeout(r, Math.min(wait, ARRIVAL_POLL_MS)));
+      if (!more(i, at)) return i;
+    }
+    send(i);
+    at += plan.arrivals === 'constant' ? 1000 / plan.rate : (-Math.log(1 - rand()) * 1000) / plan.rate;
+  }
+  return i;
 }
 
 function requestBody(opts: LoadOptions, index: number): string {

@@ -70,6 +70,8 @@ const usage: [string, string[], Record<string, string>, RegExp][] = [
   ['simulate: unknown flag', ['simulate', '--bogus'], {}, /unknown option '--bogus'/],
   ['simulate: a bad value', ['simulate', '--speed', 'fast'], {}, /--speed/],
   ['demo: a bad value', ['demo', '--rates', 'x'], {}, /--rates: expected positive numbers/],
+  ['demo: a step of no length', ['demo', '--step', '0'], {}, /--step: expected a duration above 0/],
+  ['demo: an arrival kind not offered', ['demo', '--arrivals', 'bursty'], {}, /argument 'bursty' is invalid/],
   ['bench: unknown flag', ['bench', '--bogus'], {}, /unknown option '--bogus'/],
   ['bench: --target missing', ['bench'], {}, /--target: required/],
   ['bench compare: an argument missing', ['bench', 'compare', 'a'], {}, /missing required argument 'b'/],

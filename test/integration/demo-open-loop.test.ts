@@ -7,8 +7,8 @@
  * infermeter), not from the demo's own line.
  *
  * The demo's defaults are 20 s steps with a line every 5 s. Here everything is a fifth of
- * that: 4 s steps (`--rates 3,6,12 --duration 12s`) and 1 s windows. After the first window
- * of a step, each window holds offered × window ± 50 %, and each step lasts 4 s ± 10 %.
+ * that or less: 3 s steps (`--rates 3,6,12 --duration 9s`) and 1 s windows. After the first window
+ * of a step, each window holds offered × window ± 50 %, and each step lasts 3 s ± 10 %.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { ROOT } from '../helpers.js';
 
 const RATES = [3, 6, 12];
-const STEP_MS = 4000;
+const STEP_MS = 3000;
 const WINDOW_MS = 1000;
 
 /**
@@ -48,7 +48,7 @@ function splitSteps(times: readonly number[], rates: readonly number[]): number[
   return out;
 }
 
-test('demo --rates 3,6,12 --duration 12s: three open-loop steps of 4 s, each sending its rate, then a visible drain', { timeout: 60_000 }, async () => {
+test('demo --rates 3,6,12 --duration 9s: three open-loop steps of 3 s, each sending its rate, then a visible drain', { timeout: 60_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'infermeter-demo-open-loop-'));
   const trace = join(dir, 'trace.jsonl');
   const args = ['demo', '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0', '--rates', RATES.join(','), '--duration', `${(RATES.length * STEP_MS) / 1000}s`, '--summary-every', `${WINDOW_MS / 1000}s`];

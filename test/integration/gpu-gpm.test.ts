@@ -60,8 +60,10 @@ for (const [what, env, reason] of [
   test(`${what}: dmon runs without GPM, logged once, gpm="unavailable", collector up`, async () => {
     const { collector, registry, lines, collect } = start(env);
     try {
-      await eventually(async () => (await collect()) === null && (await info(registry))[0]?.['gpm'] === 'unavailable'
-        && series(await scrape(registry), 'infermeter_gpu_power_watts').length === 2, 8000, 'fallback, and samples');
+      await eventually(async () => (await collect(), (await info(registry))[0]?.['gpm'] === 'unavailable') && !collector.dmonCommands[0]!.includes('--gpm-metrics'), 8000, 'fallback');
+      // The samples of the dmon that asked for GPM go stale in 3 intervals (300 ms); past that, every sample is the new dmon's.
+      await new Promise((r) => setTimeout(r, 400));
+      await eventually(async () => (await collect()) === null && series(await scrape(registry), 'infermeter_gpu_power_watts').length === 2, 8000, 'samples from dmon without GPM');
       assert.deepEqual(await info(registry), [{ source: 'nvidia-smi', gpm: 'unavailable', reason }]);
       assert.ok(!collector.dmonCommands[0]!.includes('--gpm-metrics'), collector.dmonCommands[0]!.join(' '));
       await new Promise((r) => setTimeout(r, 400)); // several more samples: still one log line, still up

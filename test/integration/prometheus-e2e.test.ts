@@ -110,7 +110,7 @@ test('Prometheus loads the generated rules, every dashboard query returns data, 
       if (!result.some((s) => Number.isFinite(Number(s.value[1])))) missing.push(`${q.file} ${q.where}: ${q.expr}`);
     }
     return missing.length === 0;
-  }, 20_000, 'data for every dashboard query', 250).catch(() => assert.fail(`no data for ${missing.length} of ${queries.length} queries:\n${missing.join('\n')}`));
+  }, 40_000, 'data for every dashboard query', 250).catch(() => assert.fail(`no data for ${missing.length} of ${queries.length} queries:\n${missing.join('\n')}`));
   phase(`${queries.length} dashboard queries returned data`);
   // The GPM panels are among them, fed by the fake nvidia-smi's --gpm-metrics columns (an H100 on a 550 driver).
   for (const metric of ['sm_occupancy_ratio', 'tensor_active_ratio', 'dram_bandwidth_utilization_ratio', 'sm_active_ratio', 'nvlink_receive_bytes_per_second']) {

@@ -1,4 +1,3 @@
-// test-group: alone (headless Chromium takes a core)
 /**
  * The HTML report renders in a real browser (headless Chromium, no network) and its charts
  * are drawn: a screenshot has many pixels of the chart colours where the charts are, and

@@ -1,4 +1,3 @@
-// test-group: alone (npm pack and install take a core)
 /**
  * The npm package works on a machine that only has it: `npm pack`, install the tarball in
  * an empty directory, then run the installed bin (help, version) and the daemon itself with

@@ -1,4 +1,3 @@
-// test-group: alone (headless Chromium takes a core)
 /**
  * Two simulators behind one infermeter (config `upstreams:` llama2-a and llama3-b), then
  * llama2-a's process killed: what is down is named wherever it shows.

@@ -9,7 +9,7 @@ import { ConfigError } from '../lib/errors.js';
 import { parseDuration } from '../lib/parse.js';
 import { readTraceFile } from './replay/trace.js';
 import { buildWorkload } from './replay/workload.js';
-import { traceStats } from './replay/stats.js';
+import { engineSizeCache, traceStats, unboundedCache, type ReuseModel } from './replay/stats.js';
 import { renderTraceStats } from './replay/stats-render.js';
 
 /** Rows of the arrival table, at most: one per bucket over the trace. */
@@ -18,25 +18,45 @@ const MAX_ROWS = 10_000;
 interface StatsFlags {
   bucket?: string;
   json?: boolean;
+  cacheBlocks?: string;
+  cacheBlockSize: string;
 }
 
 export function traceCommand(): Command {
   const trace = new Command('trace').description('read workload traces (recorded by --workload-trace, or Mooncake files)');
   trace
     .command('stats <files...>')
-    .description('arrival rate over time, length distributions, API and model mix, and the prefix reuse an unbounded cache would see')
+    .description('arrival rate over time, length distributions, API and model mix, and the prefix reuse an unbounded cache would see (and one of an engine\'s size, with --cache-blocks)')
     .option('--bucket <duration>', 'width of the arrival-rate rows (default: about 20 rows over the trace)')
     .option('--json', 'print the figures as JSON instead of Markdown')
+    .option('--cache-blocks <n>', "also model a prefix cache of this many KV blocks, least recently used out (vLLM: num_gpu_blocks in vllm:cache_config_info, or 'GPU KV cache size' in its log / block size)")
+    .option('--cache-block-size <tokens>', 'tokens per block of --cache-blocks (vLLM: block_size, 16 on CUDA)', '16')
     .action((files: string[], f: StatsFlags) => {
       const bucketSeconds = f.bucket === undefined ? undefined : bucket(f.bucket);
+      const cacheBlocks = f.cacheBlocks === undefined ? null : wholeNumber('--cache-blocks', f.cacheBlocks);
+      const cacheBlockSize = wholeNumber('--cache-block-size', f.cacheBlockSize);
       const workload = buildWorkload(files.map((p) => readTraceFile(p, 'trace stats')), 1, new Map());
+      const models: ReuseModel[] = [unboundedCache()];
+      if (cacheBlocks !== null) {
+        const sizes = [...new Set(workload.files.map((x) => x.meta.blockSize))];
+        if (sizes.length > 1) throw new ConfigError('--cache-blocks', `the files' blocks differ in size (${sizes.join(', ')} tokens): model one block size at a time`);
+        const traceBlockTokens = sizes[0] ?? 512;
+        if (cacheBlocks * cacheBlockSize < traceBlockTokens) throw new ConfigError('--cache-blocks', `${cacheBlocks} blocks of ${cacheBlockSize} tokens hold less than one of the trace's ${traceBlockTokens}-token blocks`);
+        models.push(engineSizeCache({ blocks: cacheBlocks, blockTokens: cacheBlockSize, traceBlockTokens }));
+      }
       const rows = bucketSeconds === undefined ? 0 : workload.recordedSpanMs / 1000 / bucketSeconds;
       if (rows > MAX_ROWS) throw new ConfigError('--bucket', `${f.bucket} makes ${Math.ceil(rows)} rows of this ${(workload.recordedSpanMs / 1000).toFixed(0)} s trace (at most ${MAX_ROWS}): choose a wider bucket`);
-      const stats = traceStats(workload, { bucketSeconds });
+      const stats = traceStats(workload, { bucketSeconds, models });
       process.stdout.write(f.json ? JSON.stringify(stats, null, 1) + '\n' : renderTraceStats(stats));
       for (const note of workload.notes) process.stderr.write(`trace stats: ${note}\n`);
     });
   return trace;
+}
+
+function wholeNumber(flag: string, v: string): number {
+  const n = Number(v);
+  if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n) || n < 1) throw new ConfigError(flag, `must be a whole number ≥ 1, got ${JSON.stringify(v)}`);
+  return n;
 }
 
 function bucket(v: string): number {

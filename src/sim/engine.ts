@@ -8,7 +8,7 @@
  * delivered when it ends.
  */
 import { performance } from 'node:perf_hooks';
-import { BlockPool } from './kv.js';
+import { BlockPool } from '../lib/block-pool.js';
 import type { SimOptions } from './options.js';
 
 export type FinishReason = 'stop' | 'length' | 'abort';

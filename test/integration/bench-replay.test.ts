@@ -94,6 +94,18 @@ test('a hand-written Mooncake file replays: recorded lengths, shared prefixes hi
     const stats = await cli(['trace', 'stats', HAND, '--json']);
     assert.equal(stats.code, 0, stats.stderr);
     assert.equal((JSON.parse(stats.stdout) as { reuse: { hitTokens: number }[] }).reuse[0]!.hitTokens, 3584);
+    // A cache of the engine's size beside it: one that holds everything reuses what the unbounded one does, a small one less.
+    const reuseAt = async (blocks: string) => {
+      const r = await cli(['trace', 'stats', HAND, '--json', '--cache-blocks', blocks]);
+      assert.equal(r.code, 0, r.stderr);
+      return (JSON.parse(r.stdout) as { reuse: { model: string; hitTokens: number }[] }).reuse.map((x) => [x.model, x.hitTokens]);
+    };
+    assert.deepEqual(await reuseAt('1000000'), [['unbounded', 3584], ['engine size', 3584]]);
+    const small = await reuseAt('64');
+    assert.ok((small[1]![1] as number) < 3584, JSON.stringify(small));
+    const bad = await cli(['trace', 'stats', HAND, '--cache-blocks', '1']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--cache-blocks: 1 blocks of 16 tokens hold less than one of the trace's 512-token blocks/);
   } finally {
     await sim.close();
   }

@@ -23,7 +23,10 @@ export function renderTraceStats(s: TraceStats): string {
     out.push('');
   }
   out.push('## Prefix reuse', '', '| cache | prompt tokens found cached | share | requests with a hit |', '| --- | ---: | ---: | ---: |');
-  for (const r of s.reuse) out.push(`| ${r.model}: ${r.description} | ${r.hitTokens} of ${r.promptTokens} | ${pct(r.share, 1)} | ${r.requestsHit} |`);
+  for (const r of s.reuse) {
+    const sampled = r.rate < 1 ? ` (estimated from ${pct(r.rate, 2)} of blocks: the model's memory cap)` : '';
+    out.push(`| ${r.model}: ${r.description}${sampled} | ${Math.round(r.hitTokens)} of ${r.promptTokens} | ${pct(r.share, 1)} | ${r.requestsHit} |`);
+  }
   out.push('', 'A hit is a request\'s leading run of blocks the cache holds, counted in the trace\'s blocks (a partial last block counts its own tokens); requests in arrival order.', '');
   return out.join('\n');
 }

@@ -3,42 +3,84 @@
  * arrival rate over time, the length distributions, the API and model mix, and the share of
  * prompt tokens a prefix cache would find already computed.
  *
- * Prefix reuse is asked of cache models, one row each, fed the requests in arrival order:
- * a request's hit is its leading run of blocks the cache holds (an engine's prefix cache
- * matches prefixes, never a block after a miss). The unbounded cache keeps every block it
- * has seen: the most any cache could reuse. A finite one (an engine's KV size, LRU) is one
- * more ReuseModel in the list given to traceStats.
+ * Prefix reuse is asked of cache models (src/metrics/prefix/model.ts), one row each, fed the
+ * requests in arrival order: a request's hit is its leading run of blocks the cache holds (an
+ * engine's prefix cache matches prefixes, never a block after a miss). The unbounded cache
+ * keeps every block it has seen: the most any cache could reuse. `engineSizeCache` holds as
+ * many blocks as an engine's KV cache, least recently used out, each request holding its
+ * blocks from its arrival until its recorded end (`e2e_ms`). Both count in the trace's blocks,
+ * a partial last block included, so the two rows differ by the cache's size alone.
  */
 import { distribution, type Distribution } from '../stats.js';
+import { SizedPrefixCache, UnboundedPrefixSet, spreadOf, type Holding } from '../../metrics/prefix/model.js';
 import type { ReplayRequest, Workload } from './workload.js';
 
-/** One block of a prompt as a cache sees it: its identity and its tokens. */
+/** One block of a prompt as a cache sees it: its identity, a uniform hash of it in [0, 1), and its tokens. */
 export interface BlockRef {
   key: string;
+  spread: number;
   tokens: number;
+}
+
+/** When a request ran, as the trace recorded it. */
+export interface RequestSpan {
+  atMs: number;
+  /** Its recorded end; null when the trace has no e2e_ms for it (then it holds nothing after it arrives). */
+  endMs: number | null;
+  inputTokens: number;
+  outputTokens: number;
+  /** Tokens per block of its hash ids. */
+  blockSize: number;
 }
 
 export interface ReuseModel {
   readonly name: string;
   readonly description: string;
   /** Takes one prompt's blocks, in order (then holds them as its policy says); answers its leading hit in tokens. */
-  admit(blocks: readonly BlockRef[]): number;
+  admit(blocks: readonly BlockRef[], span: RequestSpan): number;
+  /** Share of blocks the model tracked (1: all of them; below 1: sampled, its figure estimated). */
+  readonly rate?: number;
 }
 
-export function unboundedCache(): ReuseModel {
-  const seen = new Set<string>();
+export function unboundedCache(cap?: number): ReuseModel {
+  const set = new UnboundedPrefixSet<string>(cap);
   return {
     name: 'unbounded',
     description: 'every block ever seen stays cached: the most any prefix cache could reuse',
-    admit(blocks) {
-      let hit = 0;
-      let leading = true;
-      for (const b of blocks) {
-        if (leading && seen.has(b.key)) hit += b.tokens;
-        else leading = false;
-        seen.add(b.key);
+    admit: (blocks) => set.admit(blocks.map((b) => b.key), blocks.map((b) => b.spread), blocks.map((b) => b.tokens)),
+    get rate() {
+      return set.rate;
+    },
+  };
+}
+
+/**
+ * A cache of an engine's size: `blocks` of `blockTokens` tokens (vLLM's num_gpu_blocks and
+ * block_size), as many of the trace's `traceBlockTokens`-token blocks as fit in as many tokens.
+ */
+export function engineSizeCache(o: { blocks: number; blockTokens: number; traceBlockTokens: number }): ReuseModel {
+  const traceBlocks = Math.floor((o.blocks * o.blockTokens) / o.traceBlockTokens);
+  if (traceBlocks < 1) throw new Error(`${o.blocks} blocks of ${o.blockTokens} tokens hold less than one of the trace's ${o.traceBlockTokens}-token blocks`);
+  const cache = new SizedPrefixCache<string>(traceBlocks);
+  /** Requests still running at the arrival being admitted, latest end first (pop the earliest). */
+  const running: { endMs: number; holding: Holding<string> }[] = [];
+  return {
+    name: 'engine size',
+    description: `${o.blocks.toLocaleString('en')} blocks of ${o.blockTokens} tokens (${traceBlocks.toLocaleString('en')} of the trace's ${o.traceBlockTokens}), least recently used out, each request holding its blocks until its recorded end`,
+    admit(blocks, span) {
+      while (running.length > 0 && running[running.length - 1]!.endMs <= span.atMs) cache.end(running.pop()!.holding);
+      const context = Math.ceil((span.inputTokens + span.outputTokens) / span.blockSize);
+      const { hit, holding } = cache.begin(blocks.map((b) => b.key), blocks.length, Math.max(context, blocks.length));
+      if (span.endMs === null || span.endMs <= span.atMs) cache.end(holding);
+      else {
+        // Sorted by end, latest first: arrivals are in order and most requests end in the order they came.
+        let i = running.length;
+        while (i > 0 && running[i - 1]!.endMs < span.endMs) i--;
+        running.splice(i, 0, { endMs: span.endMs, holding });
       }
-      return hit;
+      let tokens = 0;
+      for (let i = 0; i < hit; i++) tokens += blocks[i]!.tokens;
+      return tokens;
     },
   };
 }
@@ -48,6 +90,7 @@ export function blocksOf(r: Pick<ReplayRequest, 'namespace' | 'blockSize'> & { r
   const ids = r.record.hashIds;
   return ids.map((id, i) => ({
     key: `${r.namespace}:${id}`,
+    spread: spreadOf(id, r.namespace),
     tokens: i === ids.length - 1 ? Math.min(r.blockSize, r.record.inputLength - i * r.blockSize) : r.blockSize,
   }));
 }
@@ -61,6 +104,8 @@ export interface ReuseFigure {
   share: number | null;
   /** Requests with at least one block hit. */
   requestsHit: number;
+  /** Share of blocks the model tracked: below 1 when it sampled to stay within its memory cap (the figure is then an estimate). */
+  rate: number;
 }
 
 export interface RateBucket {
@@ -120,8 +165,10 @@ export function traceStats(w: Workload, opts: { bucketSeconds?: number; models?:
   const reuse = models.map((m) => ({ model: m, hit: 0, prompt: 0, requestsHit: 0 }));
   for (const r of reqs) {
     const blocks = blocksOf(r);
+    const e2e = r.record.e2eMs;
+    const span: RequestSpan = { atMs: r.atMs, endMs: e2e === null ? null : r.atMs + e2e, inputTokens: r.record.inputLength, outputTokens: r.record.outputLength, blockSize: r.blockSize };
     for (const x of reuse) {
-      const hit = x.model.admit(blocks);
+      const hit = x.model.admit(blocks, span);
       x.hit += hit;
       x.prompt += r.record.inputLength;
       if (hit > 0) x.requestsHit++;
@@ -145,8 +192,8 @@ export function traceStats(w: Workload, opts: { bucketSeconds?: number; models?:
     stream: tally(reqs.map((r) => (r.record.stream === null ? `${r.stream} (not recorded)` : String(r.record.stream)))),
     outcome: tally(reqs.map((r) => r.record.outcome ?? '(not recorded)')),
     reuse: reuse.map((x) => ({
-      model: x.model.name, description: x.model.description, hitTokens: x.hit, promptTokens: x.prompt,
-      share: x.prompt > 0 ? x.hit / x.prompt : null, requestsHit: x.requestsHit,
+      model: x.model.name, description: x.model.description, hitTokens: Math.round(x.hit), promptTokens: x.prompt,
+      share: x.prompt > 0 ? x.hit / x.prompt : null, requestsHit: x.requestsHit, rate: x.model.rate ?? 1,
     })),
   };
 }

@@ -7,6 +7,7 @@
  * this room imports it (docs/architecture.md).
  */
 import { Command, Option } from 'commander';
+import { randomBytes } from 'node:crypto';
 import { keptPromptSalt, keptTenantSalt } from './lib/state.js';
 import { markRequired } from './lib/cli-help.js';
 import { OPTIONS, envName, isSwitch } from './config/flags.js';
@@ -57,9 +58,16 @@ function keepTenantSalt(cfg: Config): Config {
   return { ...cfg, tenantSalt: keptTenantSalt(cfg.stateDir, cfg.configFile) };
 }
 
-/** Likewise the prompt-hash salt, when the workload trace is on and no --prompt-hash-salt was given. */
+/** One per process, so that a reload resolves the same salt (and names no restart-only change). */
+const PROCESS_SALT = randomBytes(16).toString('hex');
+
+/**
+ * Likewise the prompt-hash salt, when the workload trace is on and no --prompt-hash-salt was
+ * given. The prefix-cache model alone keeps its ids in memory: a salt of this process serves.
+ */
 function keepPromptSalt(cfg: Config): Config {
-  if (cfg.workloadTrace === '' || cfg.promptHashSalt !== '') return cfg;
+  if (cfg.promptHashSalt !== '') return cfg;
+  if (cfg.workloadTrace === '') return cfg.prefixCache ? { ...cfg, promptHashSalt: PROCESS_SALT } : cfg;
   return { ...cfg, promptHashSalt: keptPromptSalt(cfg.stateDir, cfg.configFile, cfg.workloadTrace) };
 }
 

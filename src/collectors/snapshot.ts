@@ -11,6 +11,7 @@
  * intervals, an engine whose scrape failed), so readers see what /metrics shows. Every part
  * carries `at`, the Unix ms it was read, so a reader can tell how old it is.
  */
+import type { EngineCacheConfig } from './engine/cache-config.js';
 import type { EngineField, EngineHistogramField } from './engine/fields.js';
 import type { GpuField } from './gpu/fields.js';
 import type { EnergySource } from './gpu/energy.js';
@@ -53,6 +54,8 @@ export interface EngineReading extends Values<EngineField> {
   /** Its engine kind (the `engine` label). */
   readonly engine: string;
   readonly histograms: { readonly [F in EngineHistogramField]: HistogramReading | null };
+  /** Its KV cache as it reports it (block size, size, prefix caching); null: it reports none. */
+  readonly cacheConfig: EngineCacheConfig | null;
   /** GPU indexes the GPU-engine join ties to this upstream; empty: none, or no join. */
   readonly gpus: readonly number[];
   /** Unix ms of the scrape. */

@@ -8,7 +8,7 @@ import { ENGINES } from '../lib/engines.js';
 import { LOG_LEVELS } from '../lib/log.js';
 import {
   oneOf, parseBool, parseDuration, parseHostPort, parseHttpUrl, parseList, parsePositiveInt, parseSize, positiveDuration, parseBoundedDuration, boundedInt, parseBucketFactor, parseHeaderName, nonEmpty, dmonLetters, wholeSeconds,
-  parseRatio, positiveNumber,
+  parseRatio, positiveNumber, parseWholeNumber,
   parsePrice, parseCurrency, parseRate,
 } from '../lib/parse.js';
 import { AUTO_MAX, parseWorkers } from '../lib/cpus.js';
@@ -99,6 +99,11 @@ const ROWS: { readonly [K in FlagKey]: Row<K> } = {
   workloadTraceSample: { flag: '--workload-trace-sample <ratio>', help: 'share of requests traced (each drawn independently, before any hashing); the sidecar and infermeter_workload_trace_requests_total say what was kept', default: '1', parse: parseRatio },
   workloadTraceSessionHeader: { flag: '--workload-trace-session-header <name>', help: 'request header naming the session (e.g. x-session-id): its value, hashed like tenants, is the trace\'s session field', default: '', parse: (v) => parseHeaderName(v) },
   workloadTraceOtlp: { flag: '--workload-trace-otlp <bool>', help: 'also send each trace line as an OTLP log record (OTEL_EXPORTER_OTLP_[LOGS_]ENDPOINT and _PROTOCOL)', default: 'false', parse: parseBool },
+  prefixCache: { flag: '--prefix-cache <bool>', help: 'model the prefix cache live (docs/prefix-cache.md): per model and upstream, the share of prompt tokens the traffic could reuse, that a cache of the engine\'s size would reuse, and that the engine reused (infermeter_prefix_reuse_ratio), with a verdict and its knob; hashes only, off the proxy loop', default: 'false', parse: parseBool },
+  prefixCacheWindow: { flag: '--prefix-cache-window <duration>', help: 'the sliding window the prefix-cache ratios cover (a block counts as reusable when a request in it had it)', default: '5m', parse: (v) => parseBoundedDuration(v, 10, 3600) },
+  prefixCacheSample: { flag: '--prefix-cache-sample <ratio>', help: 'share of requests the prefix-cache model hashes (each drawn independently); under load the hashing thread sheds more, and infermeter_prefix_cache_requests_total says what it kept', default: '1', parse: parseRatio },
+  prefixCacheBlockSize: { flag: '--prefix-cache-block-size <tokens>', help: 'tokens per KV block where the engine does not report its own (vLLM\'s vllm:cache_config_info does; 16 is vLLM\'s on CUDA)', default: '16', parse: parsePositiveInt },
+  prefixCacheTokens: { flag: '--prefix-cache-tokens <n>', help: 'the engine\'s KV cache in tokens where it does not report it (vLLM: num_gpu_blocks × block_size; SGLang: max_total_num_tokens); 0 = read from the engine, else no engine-size figure', default: '0', parse: parseWholeNumber },
   tokenizers: { flag: '--tokenizers <list>', help: 'tokenizers for exact prompt blocks: name=path entries, name a model or an upstream, path a tokenizer.json, a directory holding one, or a GGUF model file; a bare path serves every model (default: the Hugging Face cache, else blocks are cut from characters)', default: '', parse: parseTokenizers },
   hfHubCache: { flag: '--hf-hub-cache <dir>', help: 'Hugging Face hub cache where the engine\'s tokenizer files are looked up by model name (default: $HF_HUB_CACHE, $HF_HOME/hub or ~/.cache/huggingface/hub; none = do not look)', default: '', parse: (v) => v },
   promptCharsPerToken: { flag: '--prompt-chars-per-token <n>', help: 'where no tokenizer is found, prompt blocks are cut every block × this many characters', default: '4', parse: positiveNumber },

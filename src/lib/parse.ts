@@ -87,6 +87,13 @@ export function parsePositiveInt(value: string | number): number {
   return n;
 }
 
+/** A whole number, 0 included (0 usually meaning "not set"). */
+export function parseWholeNumber(value: string): number {
+  const n = Number(value.trim());
+  if (value.trim() === '' || !Number.isSafeInteger(n) || n < 0) throw new Error(`expected a whole number (0 or more), got "${value}"`);
+  return n;
+}
+
 export function parseList(value: string | string[]): string[] {
   const items = Array.isArray(value) ? value : value.split(',');
   return items.map((s) => String(s).trim()).filter((s) => s.length > 0);

@@ -14,13 +14,14 @@ import { StatusPage } from '../exporters/ui/status-page.js';
 import { slowLogProvider } from '../exporters/ui/slow-requests.js';
 import { PromptBlocksStage } from '../metrics/prompt/blocks.js';
 import { WorkloadTrace } from '../exporters/workload-trace/trace.js';
+import { PrefixCacheMonitor } from '../metrics/prefix/live.js';
 
 export const CONSUMERS: readonly ConsumerEntry[] = [
   {
     // Prompt block hashing, once per request, on its own thread: the rows below that read prompt
-    // shapes (the workload trace) subscribe to it. On only when one of them is.
+    // shapes (the workload trace, the prefix-cache model) subscribe to it. On only when one of them is.
     name: 'prompt-blocks',
-    enabled: (o) => o.workloadTrace !== '',
+    enabled: (o) => o.workloadTrace !== '' || o.prefixCache,
     create: ({ options, log }) => new PromptBlocksStage(options, log),
   },
   {
@@ -28,6 +29,12 @@ export const CONSUMERS: readonly ConsumerEntry[] = [
     name: 'workload-trace',
     enabled: (o) => o.workloadTrace !== '',
     create: ({ options, registry, log, earlier }) => new WorkloadTrace(options, earlier(PromptBlocksStage)!, registry, log),
+  },
+  {
+    // --prefix-cache: reuse the traffic holds, a cache of the engine's size would find, and the engine found (docs/prefix-cache.md).
+    name: 'prefix-cache',
+    enabled: (o) => o.prefixCache,
+    create: ({ options: o, registry, machine, log, earlier }) => new PrefixCacheMonitor({ registry, machine, settings: o, upstreams: o.upstreams, stage: earlier(PromptBlocksStage)!, log }),
   },
   {
     // Classic and native histograms, the breakdowns, tenants, the SLO counters: /metrics.
@@ -81,6 +88,7 @@ export const CONSUMERS: readonly ConsumerEntry[] = [
       page.bottlenecks = earlier(BottleneckMonitor) ?? null;
       page.capacities = earlier(HeadroomMonitor) ?? null;
       page.energy = earlier(EnergyMeter) ?? null;
+      page.prefix = earlier(PrefixCacheMonitor) ?? null;
       return page;
     },
   },

@@ -14,10 +14,11 @@ import type { LiveSettings } from '../metrics/live.js';
 import type { PromptOptions } from '../metrics/prompt/options.js';
 import type { WorkloadTraceOptions } from '../exporters/workload-trace/options.js';
 import type { EnergySettings } from '../metrics/energy/settings.js';
+import type { PrefixCacheSettings } from '../metrics/prefix/live.js';
 
 export interface SideOptions
   extends LiveSettings, CollectorOptions, TlsFiles, OtlpConfigOptions, TrailOptions, ExemplarOptions, NativeHistogramOptions, RequestMetricsSettings, BottleneckSettings,
-    HeadroomSettings, PromptOptions, WorkloadTraceOptions, EnergySettings {
+    HeadroomSettings, PromptOptions, WorkloadTraceOptions, EnergySettings, PrefixCacheSettings {
   metricsListen: HostPort;
   livenessTimeout: number;
   readyRequiresUpstream: boolean;

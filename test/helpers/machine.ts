@@ -15,5 +15,5 @@ export function gpuOf(index: number, values: Partial<Record<GpuField, number>>, 
 export function engineOf(
   upstream: string, values: Partial<Record<EngineField, number>>, histograms: Partial<Record<EngineHistogramField, HistogramReading>> = {}, engine = 'vllm', at = 0,
 ): Omit<EngineReading, 'gpus'> {
-  return { upstream, engine, ...nulls(ENGINE_FIELDS), ...values, histograms: { ...nulls(ENGINE_HISTOGRAM_FIELDS), ...histograms }, at };
+  return { upstream, engine, ...nulls(ENGINE_FIELDS), ...values, histograms: { ...nulls(ENGINE_HISTOGRAM_FIELDS), ...histograms }, cacheConfig: null, at };
 }

@@ -12,47 +12,12 @@
  * a partial last block included, so the two rows differ by the cache's size alone.
  */
 import { distribution, type Distribution } from '../stats.js';
-import { SizedPrefixCache, UnboundedPrefixSet, spreadOf, type Holding } from '../../metrics/prefix/model.js';
+import { spreadOf } from '../../metrics/prefix/model.js';
+import { sizedCache, unboundedCache, type BlockRef, type RequestSpan, type ReuseModel } from '../../metrics/prefix/reuse.js';
 import type { ReplayRequest, Workload } from './workload.js';
 
-/** One block of a prompt as a cache sees it: its identity, a uniform hash of it in [0, 1), and its tokens. */
-export interface BlockRef {
-  key: string;
-  spread: number;
-  tokens: number;
-}
-
-/** When a request ran, as the trace recorded it. */
-export interface RequestSpan {
-  atMs: number;
-  /** Its recorded end; null when the trace has no e2e_ms for it (then it holds nothing after it arrives). */
-  endMs: number | null;
-  inputTokens: number;
-  outputTokens: number;
-  /** Tokens per block of its hash ids. */
-  blockSize: number;
-}
-
-export interface ReuseModel {
-  readonly name: string;
-  readonly description: string;
-  /** Takes one prompt's blocks, in order (then holds them as its policy says); answers its leading hit in tokens. */
-  admit(blocks: readonly BlockRef[], span: RequestSpan): number;
-  /** Share of blocks the model tracked (1: all of them; below 1: sampled, its figure estimated). */
-  readonly rate?: number;
-}
-
-export function unboundedCache(cap?: number): ReuseModel {
-  const set = new UnboundedPrefixSet<string>(cap);
-  return {
-    name: 'unbounded',
-    description: 'every block ever seen stays cached: the most any prefix cache could reuse',
-    admit: (blocks) => set.admit(blocks.map((b) => b.key), blocks.map((b) => b.spread), blocks.map((b) => b.tokens)),
-    get rate() {
-      return set.rate;
-    },
-  };
-}
+export type { BlockRef, RequestSpan, ReuseModel } from '../../metrics/prefix/reuse.js';
+export { unboundedCache } from '../../metrics/prefix/reuse.js';
 
 /**
  * A cache of an engine's size: `blocks` of `blockTokens` tokens (vLLM's num_gpu_blocks and
@@ -61,28 +26,7 @@ export function unboundedCache(cap?: number): ReuseModel {
 export function engineSizeCache(o: { blocks: number; blockTokens: number; traceBlockTokens: number }): ReuseModel {
   const traceBlocks = Math.floor((o.blocks * o.blockTokens) / o.traceBlockTokens);
   if (traceBlocks < 1) throw new Error(`${o.blocks} blocks of ${o.blockTokens} tokens hold less than one of the trace's ${o.traceBlockTokens}-token blocks`);
-  const cache = new SizedPrefixCache<string>(traceBlocks);
-  /** Requests still running at the arrival being admitted, latest end first (pop the earliest). */
-  const running: { endMs: number; holding: Holding<string> }[] = [];
-  return {
-    name: 'engine size',
-    description: `${o.blocks.toLocaleString('en')} blocks of ${o.blockTokens} tokens (${traceBlocks.toLocaleString('en')} of the trace's ${o.traceBlockTokens}), least recently used out, each request holding its blocks until its recorded end`,
-    admit(blocks, span) {
-      while (running.length > 0 && running[running.length - 1]!.endMs <= span.atMs) cache.end(running.pop()!.holding);
-      const context = Math.ceil((span.inputTokens + span.outputTokens) / span.blockSize);
-      const { hit, holding } = cache.begin(blocks.map((b) => b.key), blocks.length, Math.max(context, blocks.length));
-      if (span.endMs === null || span.endMs <= span.atMs) cache.end(holding);
-      else {
-        // Sorted by end, latest first: arrivals are in order and most requests end in the order they came.
-        let i = running.length;
-        while (i > 0 && running[i - 1]!.endMs < span.endMs) i--;
-        running.splice(i, 0, { endMs: span.endMs, holding });
-      }
-      let tokens = 0;
-      for (let i = 0; i < hit; i++) tokens += blocks[i]!.tokens;
-      return tokens;
-    },
-  };
+  return sizedCache(traceBlocks, `${o.blocks.toLocaleString('en')} blocks of ${o.blockTokens} tokens (${traceBlocks.toLocaleString('en')} of the trace's ${o.traceBlockTokens}), least recently used out, each request holding its blocks until its recorded end`);
 }
 
 /** The blocks of one request's prompt: its hash ids, the last one partial when the trace says so (Mooncake's ceil). */

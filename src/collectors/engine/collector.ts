@@ -6,7 +6,8 @@
  * them, so a dead engine never shows its last good values as current; the runner reports
  * the failure (up=0, errors by kind).
  */
-import { parsePrometheusText } from '../../lib/prom-text.js';
+import { parsePrometheusText, type ParsedScrape } from '../../lib/prom-text.js';
+import { cacheConfigOf } from './cache-config.js';
 import { CollectorError, type Collector, type CollectorContext, type CollectorEntry, type CollectorOptions } from '../types.js';
 import type { EngineKind } from '../../lib/engines.js';
 import { ENGINE_METRICS, aliasTable, type AliasTable, type EngineMetricName } from './aliases.js';
@@ -22,14 +23,19 @@ export interface EngineCollectorOptions {
   maxBytes?: number;
 }
 
-/** Parses and maps one scrape body; throws not_prometheus when it is not exposition text. */
-export function normalizeScrape(text: string, table: AliasTable, engine: string): Snapshot {
+/** Parses one scrape body; throws not_prometheus when it is not exposition text. */
+export function parseScrape(text: string): ParsedScrape {
   if (text.trimStart().startsWith('<')) throw new CollectorError('not_prometheus', 'the engine answered HTML/XML, not Prometheus text');
   const scrape = parsePrometheusText(text);
   if (scrape.samples.length === 0 || scrape.invalidLines > scrape.samples.length) {
     throw new CollectorError('not_prometheus', `not Prometheus text (${scrape.samples.length} samples, ${scrape.invalidLines} invalid lines)`);
   }
-  return normalize(scrape, table, engine);
+  return scrape;
+}
+
+/** Parses and maps one scrape body; throws not_prometheus when it is not exposition text. */
+export function normalizeScrape(text: string, table: AliasTable, engine: string): Snapshot {
+  return normalize(parseScrape(text), table, engine);
 }
 
 /**
@@ -67,8 +73,10 @@ export class EngineCollector implements Collector {
 
   async collect(signal: AbortSignal): Promise<void> {
     let snapshot: Snapshot;
+    let scrape: ParsedScrape;
     try {
-      snapshot = normalizeScrape(await this.client.fetch(signal), this.table, this.upstream.engine);
+      scrape = parseScrape(await this.client.fetch(signal));
+      snapshot = normalize(scrape, this.table, this.upstream.engine);
     } catch (err) {
       this.clear(); // last good values are not current any more
       throw err;
@@ -77,7 +85,7 @@ export class EngineCollector implements Collector {
     for (const [metric, family] of this.families) {
       family.set((snapshot.get(metric) ?? []).map((v) => ({ ...v, labels: { ...v.labels, upstream: name } })), name);
     }
-    this.machine.setEngine(engineReading(snapshot, name, this.upstream.engine, Date.now()));
+    this.machine.setEngine(engineReading(snapshot, name, this.upstream.engine, Date.now(), cacheConfigOf(scrape.samples, this.upstream.engine)));
     if (snapshot.size === 0 && !this.warnedEmpty) {
       this.warnedEmpty = true;
       this.ctx.log.warn({ url: this.upstream.engineMetrics, engine: this.upstream.engine, upstream: name }, 'engine /metrics has none of the known metric names for this engine; check --engine');

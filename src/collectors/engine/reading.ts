@@ -4,17 +4,18 @@
  */
 import { ENGINE_FIELDS, ENGINE_HISTOGRAM_FIELDS, type EngineField, type EngineHistogramField } from './fields.js';
 import type { FamilyValue, Snapshot } from './normalize.js';
+import type { EngineCacheConfig } from './cache-config.js';
 import { finite, type EngineReading, type HistogramReading } from '../snapshot.js';
 
 const SCALARS = Object.entries(ENGINE_FIELDS) as [EngineField, (typeof ENGINE_FIELDS)[EngineField]][];
 const HISTOGRAMS = Object.entries(ENGINE_HISTOGRAM_FIELDS) as [EngineHistogramField, (typeof ENGINE_HISTOGRAM_FIELDS)[EngineHistogramField]][];
 
-export function engineReading(families: Snapshot, upstream: string, engine: string, at: number): Omit<EngineReading, 'gpus'> {
+export function engineReading(families: Snapshot, upstream: string, engine: string, at: number, cacheConfig: EngineCacheConfig | null = null): Omit<EngineReading, 'gpus'> {
   const values = {} as Record<EngineField, number | null>;
   for (const [field, metric] of SCALARS) values[field] = finite(families.get(metric)?.[0]?.value);
   const histograms = {} as Record<EngineHistogramField, HistogramReading | null>;
   for (const [field, metric] of HISTOGRAMS) histograms[field] = histogram(families.get(metric), metric);
-  return { upstream, engine, ...values, histograms, at };
+  return { upstream, engine, ...values, histograms, cacheConfig, at };
 }
 
 /** A normalized histogram family (its `_bucket`, `_sum` and `_count` lines) as one reading; absent: null. */

@@ -11,6 +11,7 @@ import { CHART_SECONDS, LATENCIES, NOW_SECONDS, PERCENTILE_SECONDS, RATE_SECONDS
 import type { CollectorStatus, EngineTotals, GpuStatus, UpstreamEngine } from './machine-read.js';
 import { HOST_FIELDS, type StatusState } from './state.js';
 import type { BottleneckVerdict } from '../../metrics/bottleneck/judge.js';
+import type { PrefixCacheStatus } from '../../metrics/prefix/live.js';
 import { energyDocument, modelEnergy, type EnergyDocument, type EnergyProvider, type ModelEnergyStatus } from './energy-json.js';
 import type { CapacityEstimate } from '../../metrics/headroom/estimate.js';
 import { API_LABELS } from '../../record/routes.js';
@@ -77,6 +78,8 @@ export interface ModelStatus {
   lastSeenAt: number;
   /** Its attributed energy and cost over the energy window (docs/energy.md); absent: none attributed yet, or no GPU collector. */
   energy?: ModelEnergyStatus;
+  /** Prefix reuse over the prefix-cache window, per upstream, and the verdict (docs/prefix-cache.md); absent without --prefix-cache, or before a request. */
+  prefixCache?: PrefixCacheStatus;
 }
 
 /**
@@ -214,13 +217,15 @@ export interface StatusQuery {
 export function buildStatus(
   state: StatusState, q: StatusQuery, slow: SlowRequestProvider | null, bottlenecks: BottleneckProvider | null = null, capacities: CapacityProvider | null = null,
   energy: EnergyProvider | null = null,
+  prefix: PrefixProvider | null = null,
 ): StatusDocument {
   const now = state.now();
   const second = state.closedThrough;
   const verdicts = bottlenecks?.verdicts();
   const caps = capacities?.capacities();
   const power = energy?.status();
-  const models = [...state.models].map(([label, m]) => modelEnergy(modelStatus(state, label, m, second, now, verdicts?.get(label) ?? null, caps?.get(label) ?? null), power));
+  const reuse = prefix?.status();
+  const models = [...state.models].map(([label, m]) => withPrefix(modelEnergy(modelStatus(state, label, m, second, now, verdicts?.get(label) ?? null, caps?.get(label) ?? null), power), reuse?.get(label)));
   models.sort((a, b) => b.requestsPerSecond - a.requestsPerSecond || b.lastSeenAt - a.lastSeenAt || a.model.localeCompare(b.model));
   const e = state.engine;
   const doc: StatusDocument = {
@@ -250,6 +255,25 @@ export function buildStatus(
   if (rows) doc.slowRequests = rows.slice(0, 50);
   if (power) doc.energy = energyDocument(power);
   return doc;
+}
+
+/** The metrics side's prefix-cache model, as the page reads it. */
+export interface PrefixProvider {
+  status(): ReadonlyMap<string, PrefixCacheStatus>;
+}
+
+const r4 = (v: number | null) => (v === null ? null : Number(v.toFixed(4)));
+
+function withPrefix(m: ModelStatus, p: PrefixCacheStatus | undefined): ModelStatus {
+  if (!p) return m;
+  const ratios = <T extends { unbounded: number | null; engineSize: number | null; engine: number | null }>(x: T): T => ({ ...x, unbounded: r4(x.unbounded), engineSize: r4(x.engineSize), engine: r4(x.engine) });
+  return {
+    ...m,
+    prefixCache: {
+      ...p, keptShare: r4(p.keptShare)!, upstreams: p.upstreams.map(ratios),
+      verdict: p.verdict && { ...p.verdict, evidence: { ...ratios(p.verdict.evidence), affine: r4(p.verdict.evidence.affine) } },
+    },
+  };
 }
 
 function engineStatus(state: StatusState, u: UpstreamEngine): EngineStatus {

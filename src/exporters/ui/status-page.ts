@@ -19,6 +19,7 @@ import type { LiveSettings } from '../../metrics/live.js';
 import { StatusState } from './state.js';
 import { ALL_MODELS, buildStatus, type BottleneckProvider, type CapacityProvider, type SlowRequestProvider } from './status-json.js';
 import type { EnergyProvider } from './energy-json.js';
+import type { PrefixProvider } from './status-json.js';
 import { PAGE_CSS, PAGE_HTML } from './assets/page.js';
 import { APP_JS } from './assets/app-js.js';
 
@@ -73,6 +74,8 @@ export class StatusPage implements BatchConsumer {
   capacities: CapacityProvider | null = null;
   /** The metrics side's energy and cost per model (src/metrics/energy/); null: none shown. */
   energy: EnergyProvider | null = null;
+  /** The metrics side's prefix-cache model (src/metrics/prefix/); null: none shown. */
+  prefix: PrefixProvider | null = null;
   private timer: NodeJS.Timeout | null = null;
 
   constructor(private readonly opts: StatusPageOptions) {
@@ -135,7 +138,7 @@ export class StatusPage implements BatchConsumer {
     if (!/^\d{1,16}$/.test(sinceRaw) || !Number.isSafeInteger(since)) {
       return this.sendJson(reply, 400, { error: 'since: expected Unix milliseconds (a non-negative integer)' });
     }
-    const doc = buildStatus(this.state, { model: params.get('model') ?? ALL_MODELS, since }, this.slowRequests, this.bottlenecks, this.capacities, this.energy);
+    const doc = buildStatus(this.state, { model: params.get('model') ?? ALL_MODELS, since }, this.slowRequests, this.bottlenecks, this.capacities, this.energy, this.prefix);
     return this.sendJson(reply, 200, doc);
   }
 

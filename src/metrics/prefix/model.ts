@@ -21,12 +21,22 @@ import { BlockPool } from '../../lib/block-pool.js';
 export const UNBOUNDED_CAP = 1 << 20;
 
 export class UnboundedPrefixSet<K> {
-  /** key → its spread (kept so that a lower rate can drop the keys above it). */
+  /**
+   * key → its spread plus the whole second it was last seen at (since the set began): the
+   * fraction drops keys above a lower rate, the whole part expires keys older than the window.
+   * Insertion order is last-seen order when windowed (a key seen again moves to the end).
+   */
   private readonly seen = new Map<K, number>();
   private kept = 1;
+  private origin: number | null = null;
 
-  constructor(readonly cap: number = UNBOUNDED_CAP) {
+  /** `windowMs`: a block counts only if seen within it (Infinity: ever). */
+  constructor(
+    readonly cap: number = UNBOUNDED_CAP,
+    readonly windowMs: number = Infinity,
+  ) {
     if (!Number.isInteger(cap) || cap < 1) throw new Error(`UnboundedPrefixSet: cap must be a whole number ≥ 1, got ${cap}`);
+    if (!(windowMs >= 1000)) throw new Error(`UnboundedPrefixSet: windowMs must be at least 1000, got ${windowMs}`);
   }
 
   /** The share of blocks tracked: 1 until the set first outgrew its cap. */
@@ -40,10 +50,18 @@ export class UnboundedPrefixSet<K> {
 
   /**
    * One prompt's blocks in order (`spreads[i]` the uniform hash of `keys[i]`, `tokens[i]` its
-   * tokens): returns the tokens of its leading run of blocks seen before (estimated once
-   * sampling), then remembers them.
+   * tokens), arriving at `atMs` (monotone; only read when windowed): returns the tokens of its
+   * leading run of blocks seen before (within the window; estimated once sampling), then
+   * remembers them.
    */
-  admit(keys: readonly K[], spreads: readonly number[], tokens: readonly number[]): number {
+  admit(keys: readonly K[], spreads: readonly number[], tokens: readonly number[], atMs = 0): number {
+    const windowed = this.windowMs !== Infinity;
+    let second = 0;
+    if (windowed) {
+      this.origin ??= atMs;
+      second = Math.max(0, Math.floor((atMs - this.origin) / 1000));
+      this.expire(second - Math.ceil(this.windowMs / 1000));
+    }
     let hit = 0;
     let leading = true;
     for (let i = 0; i < keys.length; i++) {
@@ -52,13 +70,22 @@ export class UnboundedPrefixSet<K> {
       const k = keys[i]!;
       if (leading && this.seen.has(k)) hit += tokens[i]!;
       else leading = false;
-      this.seen.set(k, s);
+      if (windowed) this.seen.delete(k);
+      this.seen.set(k, second + s);
     }
     while (this.seen.size > this.cap) {
       this.kept /= 2;
-      for (const [k, s] of this.seen) if (s >= this.kept) this.seen.delete(k);
+      for (const [k, v] of this.seen) if (v - Math.floor(v) >= this.kept) this.seen.delete(k);
     }
     return hit / this.kept;
+  }
+
+  /** Drops keys last seen before `second` (the oldest come first). */
+  private expire(second: number): void {
+    for (const [k, v] of this.seen) {
+      if (v >= second) return;
+      this.seen.delete(k);
+    }
   }
 }
 

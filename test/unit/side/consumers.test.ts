@@ -19,12 +19,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EnergyMeter } from '../../../src/metrics/energy/meter.js';
+import { PrefixCacheMonitor } from '../../../src/metrics/prefix/live.js';
 
 const log = pino({ level: 'silent' });
 const side = (flags: Record<string, string>) => new MetricsSide(resolveConfig({ upstream: 'http://127.0.0.1:9', ...flags }, {}), log);
 
 test('one consumer per enabled row, in table order, named as its row; the page reads the trail, the verdicts, the capacities and the energy', async () => {
-  assert.deepEqual(CONSUMERS.map((c) => c.name), ['prompt-blocks', 'workload-trace', 'requests', 'otlp', 'trail', 'bottleneck', 'headroom', 'energy', 'ui']);
+  assert.deepEqual(CONSUMERS.map((c) => c.name), ['prompt-blocks', 'workload-trace', 'prefix-cache', 'requests', 'otlp', 'trail', 'bottleneck', 'headroom', 'energy', 'ui']);
   const on = side({});
   assert.deepEqual(on.consumers.map((c) => c.name), ['requests', 'trail', 'bottleneck', 'headroom', 'energy', 'ui'], 'no OTEL_* variable: no OTLP consumer; no --workload-trace: no prompt hashing');
   const page = on.consumer(StatusPage)!;
@@ -46,4 +47,15 @@ test('--workload-trace: the prompt hashing row, then the trace that reads it', a
   assert.ok(traced.consumer(PromptBlocksStage));
   await traced.close();
   rmSync(dir, { recursive: true, force: true });
+});
+
+test('--prefix-cache: the prompt hashing row, then the model that reads it; the page shows its figures; no salt given, one made for the process', async () => {
+  const modelled = side({ prefixCache: 'true' });
+  assert.deepEqual(modelled.consumers.map((c) => c.name), ['prompt-blocks', 'prefix-cache', 'requests', 'trail', 'bottleneck', 'headroom', 'energy', 'ui']);
+  assert.equal(modelled.consumer(StatusPage)!.prefix, modelled.consumer(PrefixCacheMonitor));
+  const a = resolveConfig({ upstream: 'http://127.0.0.1:9', prefixCache: 'true' }, {});
+  const b = resolveConfig({ upstream: 'http://127.0.0.1:9', prefixCache: 'true' }, {});
+  assert.match(a.promptHashSalt, /^[0-9a-f]{32}$/);
+  assert.equal(a.promptHashSalt, b.promptHashSalt, 'a reload resolves the same salt');
+  await modelled.close();
 });

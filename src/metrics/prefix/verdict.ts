@@ -52,7 +52,7 @@ export const PREFIX_RULES: readonly Row[] = [
   },
   {
     kind: 'caching_off', summary: 'the traffic reuses its prefixes and the engine does not: prefix caching is off',
-    test: (r) => r.prefixCaching === false || (r.engine !== null && r.engine < CACHING_OFF_BELOW && Math.max(r.engineSize ?? 0, r.unbounded ?? 0) >= NO_REUSE_BELOW),
+    test: (r) => r.prefixCaching === false || (r.engine !== null && r.engine < CACHING_OFF_BELOW && (r.engineSize ?? r.unbounded ?? 0) >= NO_REUSE_BELOW),
     advice: {
       vllm: 'enable prefix caching: --enable-prefix-caching (V1 has it on unless --no-enable-prefix-caching)',
       sglang: 'enable the radix cache: drop --disable-radix-cache',

@@ -51,6 +51,11 @@ export const MAX_PENDING = 65_536;
 const BUCKETS = 30;
 /** How often the gauges and verdicts are brought up to date. */
 const PUBLISH_MS = 1000;
+/**
+ * Milliseconds of modelling per tick (of PUBLISH_MS) on the metrics thread, at most: past it,
+ * requests are counted `busy` and left out until the next tick (shed, never delayed).
+ */
+export const MODEL_BUDGET_MS = 150;
 
 export interface PrefixCacheOptions {
   registry: Registry;
@@ -143,6 +148,9 @@ export class PrefixCacheMonitor implements BatchConsumer, PromptReader {
   private readonly now: () => number;
   private readonly windowMs: number;
   private published = new Map<string, PrefixCacheStatus>();
+  /** Modelling time since the last tick, ms; and since start (for the bench and the status). */
+  private spentMs = 0;
+  readonly spent = { ms: 0, requests: 0 };
 
   constructor(private readonly opts: PrefixCacheOptions) {
     this.now = opts.now ?? Date.now;
@@ -189,7 +197,7 @@ export class PrefixCacheMonitor implements BatchConsumer, PromptReader {
         b.usagePrompt += r.inputTokens;
         b.usageCached += Math.min(r.cachedInputTokens, r.inputTokens);
       }
-      const result = h.blocks ? (h.draw < this.sample ? 'modelled' : 'sampled') : h.skipped!;
+      const result = !h.blocks ? h.skipped! : h.draw >= this.sample ? 'sampled' : this.spentMs >= MODEL_BUDGET_MS ? 'busy' : 'modelled';
       this.requests.inc({ result });
       if (result !== 'modelled') continue;
       this.seen.kept++;
@@ -201,10 +209,15 @@ export class PrefixCacheMonitor implements BatchConsumer, PromptReader {
   /** Models every pending request that started before `through`, in start order. */
   private drain(through: number): void {
     this.pending.sort((a, b) => a.atMs - b.atMs);
+    const started = performance.now();
     let n = 0;
     const cut = this.pending.length > MAX_PENDING ? this.pending.length - MAX_PENDING : 0;
     while (n < this.pending.length && (n < cut || this.pending[n]!.atMs <= through)) this.model(this.pending[n++]!);
     if (n > 0) this.pending = this.pending.slice(n);
+    const ms = performance.now() - started;
+    this.spentMs += ms;
+    this.spent.ms += ms;
+    this.spent.requests += n;
   }
 
   private model(p: Pending): void {
@@ -299,6 +312,7 @@ export class PrefixCacheMonitor implements BatchConsumer, PromptReader {
 
   tick(): void {
     this.learn();
+    this.spentMs = 0;
     this.drain(this.now() - LAG_MS);
     const status = new Map<string, PrefixCacheStatus>();
     const since = this.now() - this.windowMs;

@@ -23,8 +23,9 @@ import { Agent } from 'undici';
 import { runLoad } from '../../src/sim/load.js';
 import { startSimulator, type Simulator } from '../../src/sim/index.js';
 import { InfermeterProcess } from '../fakes/infermeter-process.js';
+import { underCi } from '../helpers/tools.js';
 import { scrape } from '../helpers.js';
-import { status, statusValidator, statusWhen } from './ui-helpers.js';
+import { chromiumDom, status, statusValidator, statusWhen } from './ui-helpers.js';
 import type { ModelStatus } from '../../src/exporters/ui/status-json.js';
 
 const sims: Simulator[] = [];
@@ -136,4 +137,19 @@ test('four regimes against the simulator\'s own prefix cache: no_reuse, deliveri
   assert.equal(series.length, 12, 'one per model, upstream and cache: 4 × 3');
   const { text: page } = await status(base);
   assert.doesNotMatch(page, /fit-system|words/, 'hashes only: no prompt text in the status document');
+
+  // The page's cell: the three shares and the verdict, as Chromium renders them.
+  const dom = await chromiumDom(`${base}/`, join(dir, 'chromium'));
+  if (dom === null) {
+    assert.ok(!underCi(), 'CI has Chromium: the page cell must be checked');
+    return;
+  }
+  const cellOf = (model: string) => {
+    const row = new RegExp(`<tr[^>]*data-model="${model}"[^>]*>([\\s\\S]*?)</tr>`).exec(dom);
+    assert.ok(row, `no row for ${model}`);
+    return /<td[^>]*data-field="prefix"[^>]*>([^<]*)<\/td>/.exec(row[1]!)?.[1];
+  };
+  assert.equal(cellOf('r-small'), '67 % / 0 % / 0 % · cache too small');
+  assert.equal(cellOf('r-fit'), '81 % / 81 % / 81 % · delivering');
+  assert.equal(cellOf('r-off'), '81 % / 81 % / 0 % · caching off');
 });

@@ -1,5 +1,6 @@
 /** Plumbing shared by the status page tests: traffic with a known schedule, the JSON endpoint, a schema validator. */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { runCommand } from '../../src/lib/spawn.js';
 import { Ajv } from 'ajv';
 import { request } from 'undici';
 import { ROOT } from '../helpers.js';
@@ -41,4 +42,15 @@ export function statusValidator() {
 
 export function metricsBase(metricsUrl: string): string {
   return metricsUrl.replace(/\/metrics$/, '');
+}
+
+/** The page as headless Chromium rendered it (--dump-dom), with everything but loopback unresolvable; null when there is no Chromium. */
+export async function chromiumDom(url: string, profileDir: string): Promise<string | null> {
+  const bin = process.env['CHROMIUM'] ?? '/usr/bin/chromium';
+  if (!existsSync(bin)) return null;
+  const r = await runCommand(bin, [
+    '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-extensions',
+    '--no-first-run', `--user-data-dir=${profileDir}`, '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1', '--window-size=1400,1700', '--virtual-time-budget=6000', '--dump-dom', url,
+  ], 90_000);
+  return r.stdout;
 }

@@ -211,6 +211,7 @@ function renderModels(doc) {
     });
     cell(tr, (worst5 == null ? DASH : worst5.toFixed(2) + '×') + ' / ' + (worst1 == null ? DASH : worst1.toFixed(2) + '×'), 'burn', worst5, worst5 == null && worst1 == null ? '' : burnClass(Math.max(worst5 || 0, worst1 || 0)));
     energyCell(tr, m.energy, doc.energy ? doc.energy.currency : null);
+    prefixCell(tr, m.prefixCache);
     tr.addEventListener('click', function () { select(m.model); });
     tbody.appendChild(tr);
   });
@@ -445,6 +446,27 @@ function energyCell(tr, e, currency) {
   td.title = 'over the energy window: ' + fmtNum(e.joules, 'J', 0) + ' for ' + e.outputTokens + ' output tokens (' + e.goodOutputTokens + ' good)\n' +
     'per good token: ' + fmtNum(e.joulesPerGoodOutputToken, 'J', 2) + (currency ? ', ' + fmtNum(e.costPerMillionGoodOutputTokens, currency + ' per million', 2) : '') +
     (currency ? '\ncost: ' + fmtNum(e.cost, currency, 4) : '\nno price set (--gpu-hour-cost, --energy-price)');
+}
+
+/**
+ * Prefix reuse over the prefix-cache window: the traffic's (unbounded), at the engine's size, the engine's own; the verdict, its advice in the tooltip.
+ * @param {HTMLTableRowElement} tr @param {ModelStatus['prefixCache']} p
+ */
+function prefixCell(tr, p) {
+  if (!p) { cell(tr, DASH, 'prefix', null); return; }
+  /** @param {(u: NonNullable<ModelStatus['prefixCache']>['upstreams'][number]) => number | null} f */
+  var mean = function (f) {
+    var w = 0, s = 0;
+    p.upstreams.forEach(function (u) { var v = f(u); if (v != null && u.promptTokens > 0) { w += u.promptTokens; s += v * u.promptTokens; } });
+    return w > 0 ? s / w : null;
+  };
+  var v = p.verdict;
+  var text = [mean(function (u) { return u.unbounded; }), mean(function (u) { return u.engineSize; }), mean(function (u) { return u.engine; })].map(function (x) { return fmtPct(x, 0); }).join(' / ');
+  var td = cell(tr, text + (v ? ' · ' + v.kind.replace(/_/g, ' ') : ''), 'prefix', v ? v.kind : null, v && v.kind !== 'delivering' && v.kind !== 'no_reuse' ? 'warn' : '');
+  td.title = 'share of prompt tokens reused over ' + p.windowSeconds + ' s: the traffic holds / a cache of the engine\'s size / the engine\n' +
+    p.upstreams.map(function (u) { return u.upstream + ': ' + u.requests + ' requests, ' + fmtPct(u.unbounded, 1) + ' / ' + fmtPct(u.engineSize, 1) + ' / ' + fmtPct(u.engine, 1) + (u.engineFrom ? ' (' + u.engineFrom.replace('_', ' ') + ')' : '') + (u.cacheTokens != null ? ', cache ' + u.cacheTokens + ' tokens' : ', cache size unknown'); }).join('\n') +
+    (v ? '\n' + v.summary + '\n' + v.advice[0].engine + ': ' + v.advice[0].text : '\nno verdict before 20 requests') +
+    (p.keptShare < 1 ? '\nmodelled ' + fmtPct(p.keptShare, 0) + ' of requests (sampled or shed)' : '');
 }
 
 /** Joules per output token per model, one point per energy slot (docs/energy.md). */

@@ -31,7 +31,7 @@ export const PAGE_HTML = `<!doctype html>
       <thead><tr>
         <th>model</th><th title="what limits the model now, and the numbers it was decided from; hover for the advice">bottleneck</th><th title="load ratio: today's req/s over the req/s where the first P99 SLO would break (the capacity), the SLO and the limit that bind; hover for the fitted figures">headroom</th><th>req/s</th><th>out tok/s</th><th title="generation requests in flight now">in flight</th><th title="time-average requests in flight over the rate window">concurrency</th>
         <th>TTFT p50</th><th>p95</th><th>p99</th><th>TPOT p50</th><th>p95</th><th>p99</th><th>E2E p50</th><th>p95</th><th>p99</th>
-        <th>outcomes 5m</th><th title="the model's worst SLO over 5 minutes; hover a cell for every SLO">worst SLO 5m</th><th title="error budget burn rate: 1× spends it exactly over the SLO window">burn 5m / 1h</th><th title="GPU joules per output token and cost per million output tokens over 5 minutes; hover for the figures per good token (docs/energy.md)">energy · cost</th>
+        <th>outcomes 5m</th><th title="the model's worst SLO over 5 minutes; hover a cell for every SLO">worst SLO 5m</th><th title="error budget burn rate: 1× spends it exactly over the SLO window">burn 5m / 1h</th><th title="GPU joules per output token and cost per million output tokens over 5 minutes; hover for the figures per good token (docs/energy.md)">energy · cost</th><th title="prefix reuse over the prefix-cache window: what the traffic holds / a cache of the engine's size / the engine, and the verdict; hover for the knob (--prefix-cache, docs/prefix-cache.md)">prefix reuse</th>
       </tr></thead>
       <tbody></tbody>
     </table>

@@ -12,6 +12,7 @@ import { classicMean, classicQuantile, latencyMean, latencyQuantile } from '../s
 import { breakdownRow } from './dashboards-breakdown.js';
 import { headroomRow } from './dashboards-headroom.js';
 import { energyRow } from './dashboards-energy.js';
+import { prefixRow } from './dashboards-prefix.js';
 
 const RI = '$__rate_interval';
 const INSTANCE = 'instance=~"$instance"';
@@ -176,6 +177,7 @@ function overview(slos: SloConfig): DashboardSpec {
       headroomRow(REQ),
       breakdownRow(REQ),
       energyRow(REQ, INSTANCE),
+      prefixRow(REQ),
       { title: 'Why is P99 slow? (one time axis)', panels: whyIsP99Slow() },
     ],
   };

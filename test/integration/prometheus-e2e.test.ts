@@ -63,6 +63,8 @@ test('Prometheus loads the generated rules, every dashboard query returns data, 
     nvidiaSmi: FAKE_NVIDIA_SMI, engineInterval: '1s', hostInterval: '1s', gpuInterval: '1s', shutdownTimeout: '1s',
     // Prices, so the cost panels have series (docs/energy.md).
     gpuHourCost: '2', energyPrice: '0.2',
+    // The prefix-cache model, so its panel has series (docs/prefix-cache.md).
+    prefixCache: 'true',
   }, {});
   const infermeter: Running = await startInfermeter(config, pino({ level: 'silent' }));
   cleanups.push(() => infermeter.close());

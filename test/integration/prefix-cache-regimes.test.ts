@@ -1,3 +1,4 @@
+// test-group: alone (the hashing thread runs at nice 15 and sheds requests when other files share the cores; every ratio here is asserted on every request)
 /**
  * The live prefix-cache model against the simulator's own prefix cache (docs/prefix-cache.md),
  * through real sockets and processes: four simulators, one per regime, behind one infermeter
@@ -10,6 +11,9 @@
  *   own hit ratio.
  * - small: 24 long prefixes in turn through a cache that holds 9 prompts: cache_too_small.
  * - off: the fit regime's traffic to a simulator with --prefix-caching false: caching_off.
+ * - two replicas of one model, each with room for 10 of 16 system prompts, the prompts in a
+ *   random order and the requests spread by load, not by prefix: routing_scatters, with the
+ *   modelled gain of prefix-affine routing (8 prompts a replica fit).
  *
  * Every figure compared is a count of tokens (the model's and the simulator's), never a time:
  * the file runs in the shared pass.
@@ -24,7 +28,7 @@ import { runLoad } from '../../src/sim/load.js';
 import { startSimulator, type Simulator } from '../../src/sim/index.js';
 import { InfermeterProcess } from '../fakes/infermeter-process.js';
 import { underCi } from '../helpers/tools.js';
-import { scrape } from '../helpers.js';
+import { scrape, waitForMetrics } from '../helpers.js';
 import { chromiumDom, status, statusValidator, statusWhen } from './ui-helpers.js';
 import type { ModelStatus } from '../../src/exporters/ui/status-json.js';
 
@@ -60,9 +64,11 @@ const PROMPTS: Record<string, (i: number) => string> = {
   fit: (i) => words(`fit-system-${i % 8}`, 1024) + words(`fit-q-${i}`, 128),
   small: (i) => words(`small-system-${i % 24}`, 1024) + words(`small-q-${i}`, 128),
   off: (i) => words(`fit-system-${i % 8}`, 1024) + words(`off-q-${i}`, 128),
+  rep: (i) => words(`rep-system-${hash(`rep-${i}`) % 16}`, 1024) + words(`rep-q-${i}`, 128),
 };
+const REPLICA_REQUESTS = 192;
 
-test('four regimes against the simulator\'s own prefix cache: no_reuse, delivering (within 3 points of its hit ratio), cache_too_small, caching_off', { timeout: 180_000 }, async () => {
+test('four regimes against the simulator\'s own prefix cache (no_reuse, delivering within 3 points of its hit ratio, cache_too_small, caching_off) and two replicas that scatter prefixes (routing_scatters)', { timeout: 180_000 }, async () => {
   const common = { listen: '127.0.0.1:0', decodeStepMs: 2, prefillTps: 0, stepPerSeqMs: 0 };
   const regimes = {
     none: await startSimulator({ ...common, models: 'r-none' }),
@@ -71,9 +77,14 @@ test('four regimes against the simulator\'s own prefix cache: no_reuse, deliveri
     small: await startSimulator({ ...common, models: 'r-small', numGpuBlocksOverride: '600' }),
     off: await startSimulator({ ...common, models: 'r-off', prefixCaching: 'false' }),
   } as Record<string, Simulator>;
-  sims.push(...Object.values(regimes));
+  // 760 blocks: 10 of the 73-block requests.
+  const replicas = {
+    'rep-a': await startSimulator({ ...common, models: 'r-rep', numGpuBlocksOverride: '760' }),
+    'rep-b': await startSimulator({ ...common, models: 'r-rep', numGpuBlocksOverride: '760' }),
+  } as Record<string, Simulator>;
+  sims.push(...Object.values(regimes), ...Object.values(replicas));
   const config = join(dir, 'config.yaml');
-  writeFileSync(config, ['upstreams:', ...Object.entries(regimes).map(([name, s]) => `  - { name: ${name}, url: "${s.url}" }`), ''].join('\n'));
+  writeFileSync(config, ['upstreams:', ...Object.entries({ ...regimes, ...replicas }).map(([name, s]) => `  - { name: ${name}, url: "${s.url}" }`), ''].join('\n'));
   meter = new InfermeterProcess([
     '--config', config, '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0', '--no-collector.host', '--no-collector.gpu',
     '--engine-interval', '500ms', '--prefix-cache', 'true', '--prefix-cache-window', '5m',
@@ -81,15 +92,23 @@ test('four regimes against the simulator\'s own prefix cache: no_reuse, deliveri
   await meter.start();
   const base = meter.metricsUrl;
   // Every engine's cache read before the load (the model sizes its caches from it).
-  await statusWhen(base, (d) => d.engines.length === 4 && d.engines.every((e) => e.up), 30_000);
+  await statusWhen(base, (d) => d.engines.length === 6 && d.engines.every((e) => e.up), 30_000);
   await new Promise((r) => setTimeout(r, 1500));
 
   // Two at a time per regime, all four at once; each model's requests in order, so a prefix's second request finds the first's blocks.
-  await Promise.all(Object.keys(regimes).map((name) =>
-    runLoad({ url: meter!.proxyUrl, model: `r-${name}`, route: 'completions', requests: REQUESTS, concurrency: 2, maxTokens: 4, prompt: PROMPTS[name]!, dispatcher: agent }),
-  ));
+  await Promise.all([
+    ...Object.keys(regimes).map((name) =>
+      runLoad({ url: meter!.proxyUrl, model: `r-${name}`, route: 'completions', requests: REQUESTS, concurrency: 2, maxTokens: 4, prompt: PROMPTS[name]!, dispatcher: agent })),
+    runLoad({ url: meter!.proxyUrl, model: 'r-rep', route: 'completions', requests: REPLICA_REQUESTS, concurrency: 2, maxTokens: 4, prompt: PROMPTS['rep']!, dispatcher: agent }),
+  ]);
   const done = (m: ModelStatus | undefined) => (m?.prefixCache?.upstreams[0]?.requests ?? 0) === REQUESTS && m!.prefixCache!.upstreams[0]!.engine !== null && m!.prefixCache!.verdict !== null;
-  const doc = await statusWhen(base, (d) => Object.keys(regimes).every((name) => done(d.models.find((m) => m.model === `r-${name}`))), 30_000);
+  // Every request reached the model (modelled, or shed: then the assertion on keptShare below names it).
+  const TOTAL = 4 * REQUESTS + REPLICA_REQUESTS;
+  await waitForMetrics(`${base}/metrics`, (x) => x.filter((m) => m.name === 'infermeter_prefix_cache_requests_total').reduce((n, m) => n + m.value, 0) >= TOTAL, 60_000);
+  const shed = (await scrape(`${base}/metrics`)).samples.filter((m) => m.name === 'infermeter_prefix_cache_requests_total' && m.labels['result'] !== 'modelled');
+  assert.deepEqual(shed.filter((m) => m.value > 0).map((m) => `${m.labels['result']}: ${m.value}`), [], 'every request modelled: nothing sampled or shed');
+  const repDone = (m: ModelStatus | undefined) => m?.prefixCache?.verdict != null && m.prefixCache.affine !== null && m.prefixCache.upstreams.reduce((n, u) => n + u.requests, 0) === REPLICA_REQUESTS;
+  const doc = await statusWhen(base, (d) => Object.keys(regimes).every((name) => done(d.models.find((m) => m.model === `r-${name}`))) && repDone(d.models.find((m) => m.model === 'r-rep')), 60_000);
   const validate = statusValidator();
   assert.ok(validate(doc), JSON.stringify(validate.errors));
 
@@ -129,12 +148,31 @@ test('four regimes against the simulator\'s own prefix cache: no_reuse, deliveri
   assert.ok(off!.engineSize! > 0.7, 'a cache of its size would reuse the system prompts');
   for (const f of Object.values(figures)) assert.equal(f.keptShare, 1, 'nothing shed at this load');
 
+  // Two replicas: each one's modelled cache against its own simulator, then the affine gain.
+  const rep = doc.models.find((m) => m.model === 'r-rep')!.prefixCache!;
+  const repRows: string[] = [];
+  for (const [name, sim] of Object.entries(replicas)) {
+    const u = rep.upstreams.find((x) => x.upstream === name)!;
+    const s = sim.state();
+    const own = s.prefixHitTokens / s.prefixQueriedTokens;
+    repRows.push(`| ${name} | ${u.requests} | ${u.unbounded} | ${u.engineSize} | ${u.engine} | ${own.toFixed(4)} |`);
+    assert.ok(u.requests > REPLICA_REQUESTS / 4, `${name} served ${u.requests}: spread over both`);
+    assert.ok(Math.abs(u.engineSize! - own) < 0.05, `${name}: engine size ${u.engineSize} against the simulator's own ${own}`);
+    assert.ok(u.engineSize! < u.unbounded! && u.engineSize! > 0.2, `${name}: its cache holds most, not all, of the prefixes: ${u.engineSize} of ${u.unbounded}`);
+  }
+  const routed = rep.verdict!.evidence.engineSize!;
+  console.log([`two replicas: routed ${routed}, prefix-affine ${rep.affine}, verdict ${rep.verdict!.kind}`, '| replica | requests | unbounded | engine size | engine | simulator\'s own |', '| --- | --- | --- | --- | --- | --- |', ...repRows].join('\n'));
+  assert.equal(rep.replicas, 2);
+  assert.equal(rep.verdict!.kind, 'routing_scatters');
+  assert.ok(rep.affine! > routed + 0.15, `prefix-affine ${rep.affine} against routed ${routed}`);
+  assert.match(rep.verdict!.advice[0]!.text, /llm-d|Dynamo/);
+
   const text = (await scrape(`${base}/metrics`)).samples;
   const ratio = (model: string, cache: string) => text.find((x) => x.name === 'infermeter_prefix_reuse_ratio' && x.labels['gen_ai_request_model'] === model && x.labels['cache'] === cache)?.value;
   assert.ok(Math.abs(ratio('r-fit', 'engine_size')! - fit!.engineSize!) < 0.01);
   assert.equal(ratio('r-off', 'engine'), 0);
   const series = text.filter((x) => x.name === 'infermeter_prefix_reuse_ratio');
-  assert.equal(series.length, 12, 'one per model, upstream and cache: 4 × 3');
+  assert.equal(series.length, 18, 'one per model, upstream and cache: (4 + 2) × 3');
   const { text: page } = await status(base);
   assert.doesNotMatch(page, /fit-system|words/, 'hashes only: no prompt text in the status document');
 

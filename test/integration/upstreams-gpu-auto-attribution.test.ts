@@ -35,7 +35,7 @@ test('GPU join series from the compute apps of the process listening on each ups
     { FAKE_NVIDIA_SMI_GPUS: '4', FAKE_NVIDIA_SMI_PERIOD_MS: '200', FAKE_NVIDIA_SMI_COMPUTE_APPS: apps },
   );
   await meter.start();
-  const samples = await waitForMetrics(`${meter.metricsUrl}/metrics`, (s) => s.filter((x) => x.name === 'infermeter_gpu_engine_info').length >= 3 && s.some((x) => x.name === 'infermeter_gpu_info'), 10_000);
+  const samples = await waitForMetrics(`${meter.metricsUrl}/metrics`, (s) => s.filter((x) => x.name === 'infermeter_gpu_engine_info').length >= 3 && s.filter((x) => x.name === 'infermeter_gpu_info').length === 4, 10_000);
   const uuid = new Map(samples.filter((s) => s.name === 'infermeter_gpu_info').map((s) => [s.labels['gpu'], s.labels['uuid']]));
   const rows = samples.filter((s) => s.name === 'infermeter_gpu_engine_info').map((s) => `${s.labels['gpu']}:${s.labels['upstream']}:${s.labels['uuid'] === uuid.get(s.labels['gpu']!)}`).sort();
   assert.deepEqual(rows, ['0:b:true', '1:a:true', '2:b:true'], 'GPU 3 (another process) is tied to no upstream');

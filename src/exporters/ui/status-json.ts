@@ -270,7 +270,7 @@ function withPrefix(m: ModelStatus, p: PrefixCacheStatus | undefined): ModelStat
   return {
     ...m,
     prefixCache: {
-      ...p, keptShare: r4(p.keptShare)!, upstreams: p.upstreams.map(ratios),
+      ...p, keptShare: r4(p.keptShare)!, affine: r4(p.affine), upstreams: p.upstreams.map(ratios),
       verdict: p.verdict && { ...p.verdict, evidence: { ...ratios(p.verdict.evidence), affine: r4(p.verdict.evidence.affine) } },
     },
   };

@@ -29,7 +29,7 @@ import type { JudgedBatch } from '../batch.js';
 import type { HashedRequest, PromptBlocksStage, PromptReader } from '../prompt/blocks.js';
 import { PREFIX_METRICS } from './defs.js';
 import { spreadOf, UNBOUNDED_CAP } from './model.js';
-import { sizedCache, unboundedCache, type BlockRef, type ReuseModel } from './reuse.js';
+import { sizedCache, unboundedCache, type BlockRef, type RequestSpan, type ReuseModel } from './reuse.js';
 import { prefixVerdict, type PrefixVerdict, type ReuseRatios } from './verdict.js';
 
 /** The flags this consumer reads (SideOptions extends it; config/flags.ts fills it). */
@@ -105,6 +105,18 @@ interface Engine {
   from: string;
 }
 
+/**
+ * A model that several upstreams serve: caches of the same sizes, fed the same requests as if
+ * each prefix (its first block) always went to one of them: what prefix-affine routing would reuse.
+ */
+interface Affine {
+  key: string;
+  members: string[];
+  caches: ReuseModel<number>[];
+  clockMs: number;
+  buckets: Bucket[];
+}
+
 interface Pending {
   req: HashedRequest;
   atMs: number;
@@ -129,6 +141,10 @@ export interface PrefixCacheRow {
 
 export interface PrefixCacheStatus {
   windowSeconds: number;
+  /** Upstreams whose modelled caches serve the model (a cache of each one's size). */
+  replicas: number;
+  /** Reuse under prefix-affine routing over those replicas; null: one replica, or their block sizes differ. */
+  affine: number | null;
   /** Share of requests the model hashed since start: below 1 when sampled or shed under load. */
   keptShare: number;
   upstreams: PrefixCacheRow[];
@@ -148,6 +164,9 @@ export class PrefixCacheMonitor implements BatchConsumer, PromptReader {
   private readonly now: () => number;
   private readonly windowMs: number;
   private published = new Map<string, PrefixCacheStatus>();
+  private readonly affine = new Map<string, Affine>();
+  /** Each model's upstreams with a modelled cache, sorted: set at each tick. */
+  private replicas = new Map<string, string[]>();
   /** Modelling time since the last tick, ms; and since start (for the bench and the status). */
   private spentMs = 0;
   readonly spent = { ms: 0, requests: 0 };
@@ -241,7 +260,30 @@ export class PrefixCacheMonitor implements BatchConsumer, PromptReader {
     if (engine.sized) {
       b.sizedPrompt += blocks.tokens;
       b.sized += engine.sized.admit(refs, span);
+      this.modelAffine(p.req.label, refs, span, p.atMs);
     }
+  }
+
+  private modelAffine(label: string, refs: readonly BlockRef<number>[], span: RequestSpan, startedAt: number): void {
+    const members = this.replicas.get(label);
+    if (!members || members.length < 2) return;
+    const key = members.join('\0');
+    let a = this.affine.get(label);
+    if (!a || a.key !== key) {
+      const engines = members.map((m) => this.engines.get(m)!);
+      if (engines.some((e) => e.blockSize !== engines[0]!.blockSize)) return;
+      a = {
+        key, members, clockMs: 0, buckets: [],
+        caches: engines.map((e) => sizedCache<number>(Math.floor(e.cacheTokens! / e.blockSize), `${e.spec.name}'s size, prefix-affine`)),
+      };
+      this.affine.set(label, a);
+    }
+    // Each prefix to one replica, by its first block (a prompt with no full block can hit nothing anywhere).
+    const pick = refs.length > 0 ? Math.min(members.length - 1, Math.floor(spreadOf(refs[0]!.key, 1) * members.length)) : 0;
+    a.clockMs = Math.max(a.clockMs, span.atMs);
+    const b = this.bucket(a, startedAt);
+    b.sizedPrompt += span.inputTokens;
+    b.sized += a.caches[pick]!.admit(refs, { ...span, atMs: a.clockMs });
   }
 
   private cell(label: string, upstream: string): Cell {
@@ -255,7 +297,7 @@ export class PrefixCacheMonitor implements BatchConsumer, PromptReader {
     return c;
   }
 
-  private bucket(c: Cell, atMs: number): Bucket {
+  private bucket(c: { buckets: Bucket[] }, atMs: number): Bucket {
     const width = this.windowMs / BUCKETS;
     const start = Math.floor(atMs / width) * width;
     let b = c.buckets.find((x) => x.start === start);
@@ -313,6 +355,9 @@ export class PrefixCacheMonitor implements BatchConsumer, PromptReader {
   tick(): void {
     this.learn();
     this.spentMs = 0;
+    const replicas = new Map<string, string[]>();
+    for (const c of this.cells.values()) if (this.engines.get(c.upstream)?.sized) replicas.set(c.label, [...(replicas.get(c.label) ?? []), c.upstream].sort());
+    this.replicas = replicas;
     this.drain(this.now() - LAG_MS);
     const status = new Map<string, PrefixCacheStatus>();
     const since = this.now() - this.windowMs;
@@ -322,11 +367,7 @@ export class PrefixCacheMonitor implements BatchConsumer, PromptReader {
         this.cells.delete(key);
         continue;
       }
-      const sum = emptyBucket(0);
-      for (const b of c.buckets) {
-        if (b.start + this.windowMs / BUCKETS <= since) continue;
-        for (const k of ['requests', 'prompt', 'unbounded', 'sizedPrompt', 'sized', 'usagePrompt', 'usageCached'] as const) sum[k] += b[k];
-      }
+      const sum = this.sum(c.buckets, since);
       const engine = this.engines.get(c.upstream)!;
       const counters = this.engineRatio(engine);
       const row: PrefixCacheRow = {
@@ -343,11 +384,28 @@ export class PrefixCacheMonitor implements BatchConsumer, PromptReader {
         else this.ratio.set({ ...labels, cache }, v);
       }
       let st = status.get(c.label);
-      if (!st) status.set(c.label, (st = { windowSeconds: this.windowMs / 1000, keptShare, upstreams: [], verdict: null }));
+      if (!st) status.set(c.label, (st = { windowSeconds: this.windowMs / 1000, replicas: 0, affine: null, keptShare, upstreams: [], verdict: null }));
       st.upstreams.push(row);
     }
-    for (const [label, st] of status) st.verdict = prefixVerdict(combine(st.upstreams), this.engineOf(st.upstreams));
+    for (const [label, st] of status) {
+      st.replicas = this.replicas.get(label)?.length ?? 0;
+      const a = this.affine.get(label);
+      if (a && st.replicas >= 2 && a.key === this.replicas.get(label)!.join('\0')) {
+        const sum = this.sum(a.buckets, since);
+        st.affine = sum.sizedPrompt > 0 ? sum.sized / sum.sizedPrompt : null;
+      }
+      st.verdict = prefixVerdict({ ...combine(st.upstreams), affine: st.affine }, this.engineOf(st.upstreams));
+    }
     this.published = status;
+  }
+
+  private sum(buckets: readonly Bucket[], since: number): Bucket {
+    const sum = emptyBucket(0);
+    for (const b of buckets) {
+      if (b.start + this.windowMs / BUCKETS <= since) continue;
+      for (const k of ['requests', 'prompt', 'unbounded', 'sizedPrompt', 'sized', 'usagePrompt', 'usageCached'] as const) sum[k] += b[k];
+    }
+    return sum;
   }
 
   private engineOf(rows: readonly PrefixCacheRow[]): string {

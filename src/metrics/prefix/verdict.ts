@@ -1,7 +1,8 @@
 /**
  * The prefix-cache verdict (docs/prefix-cache.md), in the bottleneck room's style: one row of
  * data per kind, with its summary and its advice for vLLM, SGLang and llama.cpp; the first
- * row whose test holds is the verdict. Pure: it reads the three ratios of a model's window.
+ * row whose test holds is the verdict (routing before size: prefix-aware routing costs no
+ * memory, so where both hold it is the knob to turn first). Pure: it reads the three ratios of a model's window.
  * The thresholds are the regimes' measured figures with room on both sides (docs, "Verdict").
  */
 import type { AdviceEngine } from '../bottleneck/rules.js';
@@ -60,21 +61,21 @@ export const PREFIX_RULES: readonly Row[] = [
     },
   },
   {
-    kind: 'cache_too_small', summary: 'a cache of the engine\'s size reuses far less than the traffic holds: the KV cache evicts prefixes before they come back',
-    test: (r) => r.engineSize !== null && gap(r.unbounded, r.engineSize) >= FAR_ABOVE,
-    advice: {
-      vllm: 'give the KV cache more room: a higher --gpu-memory-utilization, --kv-cache-dtype fp8, a smaller --max-model-len, or CPU offload (--kv-offloading-size / LMCache)',
-      sglang: 'give the KV pool more room: a higher --mem-fraction-static, --kv-cache-dtype fp8_e5m2, a smaller --context-length, or hierarchical cache (--enable-hierarchical-cache)',
-      llamacpp: 'give the context more room: a larger --ctx-size, a quantised KV cache (--cache-type-k/--cache-type-v q8_0), or fewer --parallel slots',
-    },
-  },
-  {
     kind: 'routing_scatters', summary: 'prefix-affine routing over the same replicas would reuse far more than the routing in place: requests that share a prefix land on different replicas',
     test: (r) => r.affine !== null && r.engineSize !== null && gap(r.affine, r.engineSize) >= FAR_ABOVE,
     advice: {
       vllm: 'route by prefix: llm-d\'s prefix-aware scorer, Dynamo\'s KV-aware router, or session affinity in the gateway',
       sglang: 'route by prefix: the SGLang router (cache-aware policy), llm-d or Dynamo',
       llamacpp: 'route by prefix: pin a session or a shared system prompt to one server (consistent hashing on it in the gateway)',
+    },
+  },
+  {
+    kind: 'cache_too_small', summary: 'a cache of the engine\'s size reuses far less than the traffic holds: the KV cache evicts prefixes before they come back',
+    test: (r) => r.engineSize !== null && gap(r.unbounded, r.engineSize) >= FAR_ABOVE,
+    advice: {
+      vllm: 'give the KV cache more room: a higher --gpu-memory-utilization, --kv-cache-dtype fp8, a smaller --max-model-len, or CPU offload (--kv-offloading-size / LMCache)',
+      sglang: 'give the KV pool more room: a higher --mem-fraction-static, --kv-cache-dtype fp8_e5m2, a smaller --context-length, or hierarchical cache (--enable-hierarchical-cache)',
+      llamacpp: 'give the context more room: a larger --ctx-size, a quantised KV cache (--cache-type-k/--cache-type-v q8_0), or fewer --parallel slots',
     },
   },
   {

@@ -160,7 +160,8 @@ test('verdicts: one row per kind, first that holds; fewer than 20 requests give 
   assert.equal(prefixVerdict(r({ prefixCaching: false, engine: 0 }), 'vllm')!.kind, 'caching_off');
   assert.equal(prefixVerdict(r({ prefixCaching: null, engine: 0.005 }), 'vllm')!.kind, 'caching_off');
   assert.equal(prefixVerdict(r({ engineSize: 0.3, engine: 0.29 }), 'vllm')!.kind, 'cache_too_small');
-  assert.equal(prefixVerdict(r({ affine: 0.75, engineSize: 0.4, unbounded: 0.8, engine: 0.4 }), 'vllm')!.kind, 'cache_too_small', 'the size gap is named first');
+  assert.equal(prefixVerdict(r({ affine: 0.75, engineSize: 0.4, unbounded: 0.8, engine: 0.4 }), 'vllm')!.kind, 'routing_scatters', 'routing is named before size: it costs no memory');
+  assert.equal(prefixVerdict(r({ affine: 0.45, engineSize: 0.4, unbounded: 0.8, engine: 0.4 }), 'vllm')!.kind, 'cache_too_small', 'affinity would not close the gap');
   assert.equal(prefixVerdict(r({ affine: 0.78, engineSize: 0.55, unbounded: 0.62, engine: 0.55 }), 'vllm')!.kind, 'routing_scatters');
   const ok = prefixVerdict(r({}), 'sglang')!;
   assert.equal(ok.kind, 'delivering');

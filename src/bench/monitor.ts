@@ -8,7 +8,9 @@ import { performance } from 'node:perf_hooks';
 import { DmonChild } from '../collectors/gpu/dmon-child.js';
 import { SHOW_ALL_DEVICES_ENV } from '../collectors/gpu/plan.js';
 import { GpuEnergy } from '../collectors/gpu/energy.js';
-import { normalizeScrape } from '../collectors/engine/collector.js';
+import { parseScrape } from '../collectors/engine/collector.js';
+import { normalize } from '../collectors/engine/normalize.js';
+import { cacheConfigOf, type EngineCacheConfig } from '../collectors/engine/cache-config.js';
 import type { AliasTable } from '../collectors/engine/aliases.js';
 import { ScrapeClient } from '../collectors/engine/scrape.js';
 import type { Snapshot } from '../collectors/engine/normalize.js';
@@ -91,11 +93,16 @@ export class Monitor {
     }
   }
 
+  /** The engine's KV cache as its last scrape reported it (docs/prefix-cache.md); null: none reported. */
+  cacheConfig: EngineCacheConfig | null = null;
+
   private async scrape(): Promise<void> {
     if (this.scraping || !this.scraper) return;
     this.scraping = true;
     try {
-      const snap = normalizeScrape(await this.scraper.fetch(AbortSignal.timeout(Math.max(500, this.opts.intervalMs))), this.opts.aliases!, this.opts.engine);
+      const scrape = parseScrape(await this.scraper.fetch(AbortSignal.timeout(Math.max(500, this.opts.intervalMs))));
+      const snap = normalize(scrape, this.opts.aliases!, this.opts.engine);
+      this.cacheConfig = cacheConfigOf(scrape.samples, this.opts.engine) ?? this.cacheConfig;
       this.engine.push({
         t: this.now(),
         kvCacheUsage: first(snap, 'infermeter_engine_kv_cache_usage_ratio'),

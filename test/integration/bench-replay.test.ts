@@ -76,6 +76,10 @@ test('a hand-written Mooncake file replays: recorded lengths, shared prefixes hi
     // Four requests share two blocks, two share one: 3584 of 7586 prompt tokens an unbounded cache reuses.
     const unbounded = rp.reuse.find((x) => x.model === 'unbounded')!;
     assert.equal(unbounded.hitTokens, 3584);
+    // The simulator reports its cache (vllm:cache_config_info: 7,000 blocks of 16): a cache of its size holds the whole trace.
+    const sized = rp.reuse.find((x) => x.model === 'engine size')!;
+    assert.equal(sized.hitTokens, 3584);
+    assert.match(sized.description, /^7,000 blocks of 16 tokens \(218 of the trace's 512\)/);
     const hits = rp.replayed.prefixCacheHitRatio!;
     assert.ok(Math.abs(hits - 3584 / 7586) < 0.02, `the engine found ${hits} of prompt tokens cached; the trace allows ${3584 / 7586}`);
     assert.equal(sim.state().prefixHitTokens, 3584, 'the simulator\'s own count: exactly the shared blocks');
@@ -87,6 +91,7 @@ test('a hand-written Mooncake file replays: recorded lengths, shared prefixes hi
     assert.match(md, /## Replay: recorded beside replayed \(×2\)/);
     assert.match(md, /\| input tokens P50 \/ P95 \/ P99 \| (\d+ \/ \d+ \/ \d+) \| \1 \|/);
     assert.match(md, /Input length against the recorded one: 8 of 8 exact/);
+    assert.match(md, /\| a cache of the target engine's size over the same hash ids \| 47\.2% \| 47\.2% \|/);
     const html = readFileSync(join(out, 'bench.html'), 'utf8');
     assert.match(html, /Replay: recorded beside replayed/);
     assert.match(html, /aria-label="Replay: arrivals over time"/);

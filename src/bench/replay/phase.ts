@@ -14,7 +14,7 @@ import { distribution } from '../stats.js';
 import { calibrate, scaleFor, type Calibration } from './calibrate.js';
 import { replayPrompt } from './prompts.js';
 import { cachedAgreement, lengthAgreement, recordedSide, replayedSide } from './sides.js';
-import { traceStats } from './stats.js';
+import { engineSizeCache, traceStats, unboundedCache } from './stats.js';
 import type { ReplayReport } from './types.js';
 import { unservedModels, type ReplayRequest, type Workload } from './workload.js';
 import { ConfigError } from '../../lib/errors.js';
@@ -118,7 +118,13 @@ export async function runReplay(o: ReplayOptions, ctx: ReplayContext): Promise<{
     const s = step.summary;
     progress.done(`${s.ok}/${s.requests} ok, ${s.requestsPerSecond.toFixed(2)} req/s, TTFT p99 ${ms(s.ttft.p99)}, TPOT p99 ${ms(s.tpot.p99)}`);
   }
-  const stats = traceStats(w);
+  // Beside the unbounded row, a cache of the target engine's size where it reports one (vLLM's cache_config_info, SGLang's pool).
+  const cfg = ctx.monitor.cacheConfig;
+  const traceBlockTokens = w.files[0]?.meta.blockSize ?? 512;
+  const sizes = new Set(w.files.map((f) => f.meta.blockSize));
+  const sized = cfg?.tokens != null && cfg.tokens >= traceBlockTokens && sizes.size === 1
+    ? [engineSizeCache({ blocks: Math.floor(cfg.tokens / (cfg.blockSize ?? 1)), blockTokens: cfg.blockSize ?? 1, traceBlockTokens })] : [];
+  const stats = traceStats(w, { models: [unboundedCache(), ...sized] });
   return {
     warmup, step,
     replay: {

@@ -33,7 +33,8 @@ export function renderReplay(r: ReplayReport): string[] {
   out.push('| | recorded | replayed |', '| --- | ---: | ---: |');
   for (const [name, f] of rows) out.push(`| ${name} | ${f(rec)} | ${f(rep)} |`);
   const unbounded = r.reuse.find((x) => x.model === 'unbounded');
-  out.push(...prefixCacheRows(rec, rep, unbounded?.share ?? null), '');
+  const sized = r.reuse.find((x) => x.model === 'engine size');
+  out.push(...prefixCacheRows(rec, rep, unbounded?.share ?? null, sized?.share ?? null), '');
   if (r.speed !== 1 && rec.arrivalRate !== null) out.push(`At ×${r.speed} the recorded arrival rate becomes ${num(rec.arrivalRate * r.speed)} req/s.`, '');
   if (unbounded) out.push(`The trace's hash ids let an unbounded prefix cache reuse ${pct(unbounded.share, 1)} of prompt tokens (${unbounded.requestsHit} of ${rec.requests} requests with a hit).`, '');
   if (unbounded?.share != null && rep.prefixCacheHitRatio !== null && rep.prefixCacheHitRatio > unbounded.share + STALE_CACHE) {
@@ -67,12 +68,14 @@ export function renderReplay(r: ReplayReport): string[] {
  * that cannot say so shows why instead of a share of some of them), and the upper bound the
  * trace's own hash ids allow an unbounded cache, which is the same trace on both sides.
  */
-export function prefixCacheRows(rec: ReplaySide, rep: ReplaySide, upperBound: number | null): string[] {
+export function prefixCacheRows(rec: ReplaySide, rep: ReplaySide, upperBound: number | null, engineSize: number | null = null): string[] {
   const cell = (s: ReplaySide) => (s.prefixCacheHitRatio !== null ? `${pct(s.prefixCacheHitRatio, 1)} (${s.prefixCacheFrom})` : s.prefixCacheFrom ? `${DASH} (${s.prefixCacheFrom})` : DASH);
   const bound = upperBound === null ? DASH : pct(upperBound, 1);
+  const sized = engineSize === null ? [] : [`| a cache of the target engine's size over the same hash ids | ${pct(engineSize, 1)} | ${pct(engineSize, 1)} |`];
   return [
     `| prefix-cache hits (share of prompt tokens) | ${cell(rec)} | ${cell(rep)} |`,
     `| upper bound: an unbounded cache over the trace's hash ids | ${bound} | ${bound} |`,
+    ...sized,
   ];
 }
 

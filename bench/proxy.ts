@@ -15,6 +15,7 @@
  * the stream count of the lockstep (burst) section (0: skip it). BENCH_TRACING=0 leaves out the
  * capacity path `infermeter --workers 1, tracing` (OTEL_TRACES_EXPORTER=otlp, ratio 1, spans
  * to a sink in this process that answers 200; OTLP metrics stay off): tracing on beside tracing off.
+ * BENCH_PREFIX_CACHE=1 adds the capacity path `infermeter --workers 1, prefix cache` (--prefix-cache).
  * BENCH_WORKLOAD_TRACE=1 adds the capacity path `infermeter --workers 1, workload trace`
  * (--workload-trace to a temporary file), and BENCH_PROMPT_BYTES sets the prompts' size
  * (bench/capacity.ts): the workload trace's cost beside the same daemon without it.
@@ -108,6 +109,10 @@ const throughTraced = imTraced ? `http://127.0.0.1:${imTraced.match[1]}` : '';
 const WORKLOAD_TRACE = process.env['BENCH_WORKLOAD_TRACE'] === '1' && SECTIONS.has('capacity');
 const traceDir = WORKLOAD_TRACE ? mkdtempSync(join(tmpdir(), 'bench-workload-trace-')) : '';
 const imWorkload = WORKLOAD_TRACE ? await startInfermeter(1, {}, ROOT, ['--workload-trace', join(traceDir, 'trace.jsonl')]) : null;
+// BENCH_PREFIX_CACHE=1: one more capacity path, the same daemon modelling the prefix cache live
+// (--prefix-cache, docs/prefix-cache.md): its hashing thread and its model on the metrics thread count for it.
+const PREFIX_CACHE = process.env['BENCH_PREFIX_CACHE'] === '1' && SECTIONS.has('capacity');
+const imPrefix = PREFIX_CACHE ? await startInfermeter(1, {}, ROOT, ['--prefix-cache', 'true']) : null;
 // One infermeter per worker count; --workers 1 always (the other sections use it), --workers 2 for memory.
 const byWorkers = new Map<number, Awaited<ReturnType<typeof startInfermeter>>>();
 for (const w of new Set([1, ...WORKERS, ...(SECTIONS.has('memory') ? [2] : [])])) byWorkers.set(w, await startInfermeter(w));
@@ -170,7 +175,7 @@ await closedLoop(direct, 8, 500, body);
 if (nginx) await closedLoop(plain, 8, 500, body);
 await closedLoop(nodeFloor, 8, 500, body);
 const warmAgent = new Agent({ connections: 16 });
-for (const url of [...[...byWorkers.values(), ...compared.map((c) => c.proc)].map(urlOf), ...(imTraced ? [throughTraced] : []), ...(imWorkload ? [urlOf(imWorkload)] : [])]) for (let i = 0; i < MODELS * 2; i++) await streamOnce(warmAgent, url, body(i, { firstMs: 1, chunks: 3, gapMs: 1 }), false);
+for (const url of [...[...byWorkers.values(), ...compared.map((c) => c.proc)].map(urlOf), ...(imTraced ? [throughTraced] : []), ...(imWorkload ? [urlOf(imWorkload)] : []), ...(imPrefix ? [urlOf(imPrefix)] : [])]) for (let i = 0; i < MODELS * 2; i++) await streamOnce(warmAgent, url, body(i, { firstMs: 1, chunks: 3, gapMs: 1 }), false);
 await warmAgent.close();
 await new Promise((r) => setTimeout(r, 2000)); // model list fetched; records flushed
 const series = (await (await request(metricsUrl)).body.text()).split('\n').filter((l) => l.startsWith('gen_ai_server_time_to_first_token_seconds_bucket')).length;
@@ -190,6 +195,7 @@ if (SECTIONS.has('capacity')) {
     ...compared.map((c) => ({ name: c.name, url: urlOf(c.proc), pids: [c.proc.child.pid!] })),
     ...(imTraced ? [{ name: 'infermeter --workers 1, tracing', url: throughTraced, pids: [imTraced.child.pid!] }] : []),
     ...(imWorkload ? [{ name: 'infermeter --workers 1, workload trace', url: urlOf(imWorkload), pids: [imWorkload.child.pid!] }] : []),
+    ...(imPrefix ? [{ name: 'infermeter --workers 1, prefix cache', url: urlOf(imPrefix), pids: [imPrefix.child.pid!] }] : []),
   ];
   // Written after each load and knee step too, marked partial: a run cut short keeps what it measured.
   const partial = (done: readonly Record<string, unknown>[]) => writeResults([...rows, ...done], true);
@@ -202,6 +208,14 @@ if (SECTIONS.has('capacity')) {
     const busy = /^infermeter_workload_trace_requests_total\{result="busy"\} (\S+)$/m.exec(m)?.[1];
     console.log(`workload trace path: ${written} lines written, ${busy} skipped busy (kept ratio ${kept}), ${statSync(join(traceDir, 'trace.jsonl')).size} bytes`);
     rows.push({ section: 'workload-trace', written: Number(written), busy: Number(busy), keptRatio: Number(kept) });
+  }
+  if (imPrefix) {
+    const m = await (await request(`http://127.0.0.1:${imPrefix.match[2]}/metrics`)).body.text();
+    const count = (result: string) => Number(new RegExp(`^infermeter_prefix_cache_requests_total\\{result="${result}"\\} (\\S+)$`, 'm').exec(m)?.[1] ?? 0);
+    const rss = Number(/^process_resident_memory_bytes (\S+)$/m.exec(m)?.[1] ?? NaN);
+    const row = { section: 'prefix-cache', modelled: count('modelled'), busy: count('busy'), sampled: count('sampled'), unreadable: count('unreadable'), rssMiB: Math.round(rss / 2 ** 20) };
+    console.log(`prefix cache path: ${row.modelled} requests modelled, ${row.busy} shed busy, RSS ${row.rssMiB} MiB at the end`);
+    rows.push(row);
   }
 }
 if (SECTIONS.has('contention')) {
@@ -367,6 +381,7 @@ console.log(`\nraw figures: ${RESULTS}`);
 for (const p of byWorkers.values()) p.child.kill('SIGTERM');
 imTraced?.child.kill('SIGTERM');
 imWorkload?.child.kill('SIGTERM');
+imPrefix?.child.kill('SIGTERM');
 if (traceDir) rmSync(traceDir, { recursive: true, force: true });
 for (const c of compared) c.proc.child.kill('SIGTERM');
 sink?.close();

@@ -30,7 +30,11 @@ import type { HashedRequest, PromptBlocksStage, PromptReader } from '../prompt/b
 import { PREFIX_METRICS } from './defs.js';
 import { spreadOf, UNBOUNDED_CAP } from './model.js';
 import { sizedCache, unboundedCache, type BlockRef, type RequestSpan, type ReuseModel } from './reuse.js';
-import { prefixVerdict, type PrefixVerdict, type ReuseRatios } from './verdict.js';
+import { prefixVerdict } from './verdict.js';
+import { bucketAt, combine, sumSince, type Bucket, type PrefixCacheRow, type PrefixCacheStatus } from './window.js';
+
+export type { PrefixCacheRow, PrefixCacheStatus } from './window.js';
+export { combine } from './window.js';
 
 /** The flags this consumer reads (SideOptions extends it; config/flags.ts fills it). */
 export interface PrefixCacheSettings {
@@ -47,8 +51,6 @@ export interface PrefixCacheSettings {
 export const LAG_MS = 3000;
 /** Requests waiting to be modelled, at most: past it the oldest are modelled at once. */
 export const MAX_PENDING = 65_536;
-/** The window's time buckets. */
-const BUCKETS = 30;
 /** How often the gauges and verdicts are brought up to date. */
 const PUBLISH_MS = 1000;
 /**
@@ -66,22 +68,6 @@ export interface PrefixCacheOptions {
   log: Logger;
   now?: () => number;
 }
-
-/** Sums over one bucket of the window. */
-interface Bucket {
-  start: number;
-  requests: number;
-  prompt: number;
-  unbounded: number;
-  /** Prompt tokens and hits of requests modelled while the engine's size was known. */
-  sizedPrompt: number;
-  sized: number;
-  /** Requests whose usage reported cached_tokens: their prompt tokens and cached tokens. */
-  usagePrompt: number;
-  usageCached: number;
-}
-
-const emptyBucket = (start: number): Bucket => ({ start, requests: 0, prompt: 0, unbounded: 0, sizedPrompt: 0, sized: 0, usagePrompt: 0, usageCached: 0 });
 
 /** One model on one upstream. */
 interface Cell {
@@ -121,34 +107,6 @@ interface Pending {
   req: HashedRequest;
   atMs: number;
   endMs: number | null;
-}
-
-/** One model on one upstream, as /api/v1/status shows it. */
-export interface PrefixCacheRow {
-  upstream: string;
-  requests: number;
-  promptTokens: number;
-  unbounded: number | null;
-  engineSize: number | null;
-  engine: number | null;
-  /** Where `engine` comes from: the requests' usage, the engine's counters (all its models), or nowhere. */
-  engineFrom: 'usage' | 'engine_counters' | null;
-  blockSize: number;
-  /** The cache size modelled, in tokens; null: not known (no engine_size figure). */
-  cacheTokens: number | null;
-  prefixCaching: boolean | null;
-}
-
-export interface PrefixCacheStatus {
-  windowSeconds: number;
-  /** Upstreams whose modelled caches serve the model (a cache of each one's size). */
-  replicas: number;
-  /** Reuse under prefix-affine routing over those replicas; null: one replica, or their block sizes differ. */
-  affine: number | null;
-  /** Share of requests the model hashed since start: below 1 when sampled or shed under load. */
-  keptShare: number;
-  upstreams: PrefixCacheRow[];
-  verdict: PrefixVerdict | null;
 }
 
 export class PrefixCacheMonitor implements BatchConsumer, PromptReader {
@@ -211,7 +169,7 @@ export class PrefixCacheMonitor implements BatchConsumer, PromptReader {
       const upstream = this.opts.upstreams[r.upstream]?.name;
       if (upstream === undefined) continue;
       const cell = this.cell(h.label, upstream);
-      const b = this.bucket(cell, r.startedAt);
+      const b = bucketAt(this.windowMs, this.now(), cell, r.startedAt);
       if (r.cachedInputTokens >= 0 && r.inputTokensKnown && r.inputTokens > 0) {
         b.usagePrompt += r.inputTokens;
         b.usageCached += Math.min(r.cachedInputTokens, r.inputTokens);
@@ -253,7 +211,7 @@ export class PrefixCacheMonitor implements BatchConsumer, PromptReader {
     engine.clockMs = atMs;
     const span = { atMs, endMs: p.endMs, inputTokens: blocks.tokens, outputTokens: Math.max(0, r.outputTokens), blockSize: size };
     const cell = this.cell(p.req.label, engine.spec.name);
-    const b = this.bucket(cell, p.atMs);
+    const b = bucketAt(this.windowMs, this.now(), cell, p.atMs);
     b.requests++;
     b.prompt += blocks.tokens;
     b.unbounded += cell.unbounded.admit(refs, span);
@@ -281,7 +239,7 @@ export class PrefixCacheMonitor implements BatchConsumer, PromptReader {
     // Each prefix to one replica, by its first block (a prompt with no full block can hit nothing anywhere).
     const pick = refs.length > 0 ? Math.min(members.length - 1, Math.floor(spreadOf(refs[0]!.key, 1) * members.length)) : 0;
     a.clockMs = Math.max(a.clockMs, span.atMs);
-    const b = this.bucket(a, startedAt);
+    const b = bucketAt(this.windowMs, this.now(), a, startedAt);
     b.sizedPrompt += span.inputTokens;
     b.sized += a.caches[pick]!.admit(refs, { ...span, atMs: a.clockMs });
   }
@@ -295,20 +253,6 @@ export class PrefixCacheMonitor implements BatchConsumer, PromptReader {
     }
     c.lastSeen = this.now();
     return c;
-  }
-
-  private bucket(c: { buckets: Bucket[] }, atMs: number): Bucket {
-    const width = this.windowMs / BUCKETS;
-    const start = Math.floor(atMs / width) * width;
-    let b = c.buckets.find((x) => x.start === start);
-    if (!b) {
-      b = emptyBucket(start);
-      c.buckets.push(b);
-      c.buckets.sort((x, y) => x.start - y.start);
-      const oldest = this.now() - this.windowMs - width;
-      while (c.buckets.length > 0 && c.buckets[0]!.start < oldest) c.buckets.shift();
-    }
-    return b;
   }
 
   /** Each upstream's block size and cache size, from its engine's reading (or the settings). */
@@ -367,7 +311,7 @@ export class PrefixCacheMonitor implements BatchConsumer, PromptReader {
         this.cells.delete(key);
         continue;
       }
-      const sum = this.sum(c.buckets, since);
+      const sum = sumSince(this.windowMs, c.buckets, since);
       const engine = this.engines.get(c.upstream)!;
       const counters = this.engineRatio(engine);
       const row: PrefixCacheRow = {
@@ -391,21 +335,12 @@ export class PrefixCacheMonitor implements BatchConsumer, PromptReader {
       st.replicas = this.replicas.get(label)?.length ?? 0;
       const a = this.affine.get(label);
       if (a && st.replicas >= 2 && a.key === this.replicas.get(label)!.join('\0')) {
-        const sum = this.sum(a.buckets, since);
+        const sum = sumSince(this.windowMs, a.buckets, since);
         st.affine = sum.sizedPrompt > 0 ? sum.sized / sum.sizedPrompt : null;
       }
       st.verdict = prefixVerdict({ ...combine(st.upstreams), affine: st.affine }, this.engineOf(st.upstreams));
     }
     this.published = status;
-  }
-
-  private sum(buckets: readonly Bucket[], since: number): Bucket {
-    const sum = emptyBucket(0);
-    for (const b of buckets) {
-      if (b.start + this.windowMs / BUCKETS <= since) continue;
-      for (const k of ['requests', 'prompt', 'unbounded', 'sizedPrompt', 'sized', 'usagePrompt', 'usageCached'] as const) sum[k] += b[k];
-    }
-    return sum;
   }
 
   private engineOf(rows: readonly PrefixCacheRow[]): string {
@@ -421,27 +356,6 @@ export class PrefixCacheMonitor implements BatchConsumer, PromptReader {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
   }
-}
-
-/** A model's ratios over its upstreams, weighted by their prompt tokens. */
-export function combine(rows: readonly PrefixCacheRow[]): ReuseRatios {
-  const mean = (f: (r: PrefixCacheRow) => number | null) => {
-    let w = 0;
-    let s = 0;
-    for (const r of rows) {
-      const v = f(r);
-      if (v === null || r.promptTokens <= 0) continue;
-      w += r.promptTokens;
-      s += v * r.promptTokens;
-    }
-    return w > 0 ? s / w : null;
-  };
-  const said = rows.map((r) => r.prefixCaching).filter((v): v is boolean => v !== null);
-  return {
-    requests: rows.reduce((n, r) => n + r.requests, 0),
-    unbounded: mean((r) => r.unbounded), engineSize: mean((r) => r.engineSize), affine: null, engine: mean((r) => r.engine),
-    prefixCaching: said.length === 0 ? null : said.some((v) => v),
-  };
 }
 
 function gcd(a: number, b: number): number {

@@ -43,7 +43,7 @@
  * process, on the cores the upstream and proxies use. Rounds: BENCH_ROUNDS, at least 5 here.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createServer } from 'node:http';
@@ -212,9 +212,9 @@ if (SECTIONS.has('capacity')) {
   if (imPrefix) {
     const m = await (await request(`http://127.0.0.1:${imPrefix.match[2]}/metrics`)).body.text();
     const count = (result: string) => Number(new RegExp(`^infermeter_prefix_cache_requests_total\\{result="${result}"\\} (\\S+)$`, 'm').exec(m)?.[1] ?? 0);
-    const rss = Number(/^process_resident_memory_bytes (\S+)$/m.exec(m)?.[1] ?? NaN);
-    const row = { section: 'prefix-cache', modelled: count('modelled'), busy: count('busy'), sampled: count('sampled'), unreadable: count('unreadable'), rssMiB: Math.round(rss / 2 ** 20) };
-    console.log(`prefix cache path: ${row.modelled} requests modelled, ${row.busy} shed busy, RSS ${row.rssMiB} MiB at the end`);
+    const rssMiB = (pid: number) => Math.round(Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024);
+    const row = { section: 'prefix-cache', modelled: count('modelled'), busy: count('busy'), sampled: count('sampled'), unreadable: count('unreadable'), rssMiB: rssMiB(imPrefix.child.pid!), rssMiBWithout: rssMiB(imPid) };
+    console.log(`prefix cache path: ${row.modelled} requests modelled, ${row.busy} shed busy; RSS at the end ${row.rssMiB} MiB (infermeter --workers 1 without it: ${row.rssMiBWithout} MiB)`);
     rows.push(row);
   }
 }

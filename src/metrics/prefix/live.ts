@@ -20,7 +20,7 @@
  */
 import { Counter, type Gauge, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
-import { fullBlockIds } from '../../lib/block-hash.js';
+import { commonUnit, fullBlockIds } from '../../lib/block-hash.js';
 import { gauge } from '../../lib/metric-def.js';
 import type { UpstreamSpec } from '../../lib/upstream-spec.js';
 import type { EngineReading, MachineReader } from '../../collectors/snapshot.js';
@@ -147,9 +147,7 @@ export class PrefixCacheMonitor implements BatchConsumer, PromptReader {
 
   /** The block size the chain is cut at: every upstream's (the stage cuts at their common divisor). */
   get blockTokens(): number {
-    let g = 0;
-    for (const e of this.engines.values()) g = gcd(g, e.blockSize);
-    return g || this.opts.settings.prefixCacheBlockSize;
+    return this.engines.size === 0 ? this.opts.settings.prefixCacheBlockSize : commonUnit([...this.engines.values()].map((e) => e.blockSize));
   }
 
   start(): void {
@@ -356,9 +354,4 @@ export class PrefixCacheMonitor implements BatchConsumer, PromptReader {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
   }
-}
-
-function gcd(a: number, b: number): number {
-  while (b) [a, b] = [b, a % b];
-  return a;
 }

@@ -76,7 +76,9 @@ withLlama('two llama-server engines with different model names behind one inferm
     const out = (upstream: string) => sumSamples(samples, 'infermeter_tokens_total', { upstream, gen_ai_token_type: 'output' });
     do {
       samples = (await scrape(metricsUrl)).samples;
-      if (sumSamples(samples, 'infermeter_requests_total', { route: 'chat_completions' }) === 12 && samples.some((s) => s.name === 'infermeter_gpu_engine_info')) break;
+      // Both engines' collectors up at the same read: a scrape of a busy llama-server can miss its 250 ms turn once, and the next one counts.
+      const up = (upstream: string) => sumSamples(samples, 'infermeter_collector_up', { collector: 'engine', upstream });
+      if (sumSamples(samples, 'infermeter_requests_total', { route: 'chat_completions' }) === 12 && samples.some((s) => s.name === 'infermeter_gpu_engine_info') && up('llama-a') === 1 && up('llama-b') === 1) break;
       await new Promise((r) => setTimeout(r, 100));
     } while (Date.now() < until);
     const ok = (upstream: string, model: string) => sumSamples(samples, 'infermeter_requests_total', { upstream, gen_ai_request_model: model, outcome: 'ok' });

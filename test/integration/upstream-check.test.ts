@@ -78,12 +78,13 @@ test('an upstream without a path: no such warning', async () => {
 });
 
 test('an upstream that comes up 3 s after infermeter: logged down, then up; the first request after it gets its model label', { timeout: 40_000 }, async () => {
-  // A port nobody listens on yet: reserved, then released.
-  const probe = createServer();
-  const port = await listen(probe);
-  await new Promise<void>((r) => probe.close(() => r()));
+  // The port is held from the start (a released port can be taken by another file running beside
+  // this one): until the upstream is up, every connection to it is dropped unanswered.
+  const real = upstreamServer('late-model', 'vllm');
+  let ready = false;
+  const server = createServer((req, res) => (ready ? real.emit('request', req, res) : req.socket.destroy()));
+  const port = await listen(server);
   const im = InfermeterProcess.forUpstream(`http://127.0.0.1:${port}`, [], {});
-  const server = upstreamServer('late-model', 'vllm');
   try {
     const t0 = Date.now();
     await im.start(); // the proxy does not wait for the upstream
@@ -93,7 +94,7 @@ test('an upstream that comes up 3 s after infermeter: logged down, then up; the 
     assert.match(down.msg, /model="other" until it does \(or set --models\)/);
     assert.equal(down['upstream'], `http://127.0.0.1:${port}`);
     await new Promise((r) => setTimeout(r, Math.max(0, 3000 - (Date.now() - t0))));
-    await listen(server, port);
+    ready = true;
     await until(() => im.logs.some((l) => l.level === INFO && /\/v1\/models answers again/.test(l.msg)), 5000, 'the recovery line', () => im.logs);
     const up = im.logs.find((l) => /\/v1\/models answers again/.test(l.msg))!;
     assert.deepEqual(up['models'], ['late-model']);

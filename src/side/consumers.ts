@@ -28,7 +28,7 @@ export const CONSUMERS: readonly ConsumerEntry[] = [
     // --workload-trace: one Mooncake-format line per finished generation request, from the stage above.
     name: 'workload-trace',
     enabled: (o) => o.workloadTrace !== '',
-    create: ({ options, registry, log, earlier }) => new WorkloadTrace(options, earlier(PromptBlocksStage)!, registry, log),
+    create: ({ options, registry, log, machine, earlier }) => new WorkloadTrace(options, earlier(PromptBlocksStage)!, registry, log, machine),
   },
   {
     // --prefix-cache: reuse the traffic holds, a cache of the engine's size would find, and the engine found (docs/prefix-cache.md).

@@ -116,6 +116,40 @@ test('a hand-written Mooncake file replays: recorded lengths, shared prefixes hi
   }
 });
 
+test('trace stats without --cache-blocks models each engine at the size its sidecar recorded, fed the requests that upstream served', { timeout: 60_000 }, async () => {
+  // HAND's requests whose prompts start with block 1 went to a, the others to b.
+  const lines = readFileSync(HAND, 'utf8').trim().split('\n').map((l) => {
+    const o = JSON.parse(l) as { hash_ids: number[] };
+    return JSON.stringify({ ...o, upstream: o.hash_ids[0] === 1 ? 'a' : 'b' });
+  });
+  const file = tmp('routed.jsonl', lines.join('\n') + '\n');
+  const engines = {
+    a: { engine: 'vllm', block_size: 16, cache_tokens: 1_000_000, prefix_caching: true },
+    b: { engine: 'vllm', block_size: 16, cache_tokens: 1_000_000, prefix_caching: true },
+    c: { engine: 'sglang', block_size: null, cache_tokens: null, prefix_caching: null },
+  };
+  const sidecar = (e: unknown) => writeFileSync(`${file}.meta.json`, JSON.stringify({ format: 'infermeter-workload-trace', format_version: 1, block_size: 512, engines: e }));
+  const rows = async (...extra: string[]) => {
+    const r = await cli(['trace', 'stats', file, '--json', ...extra]);
+    assert.equal(r.code, 0, r.stderr);
+    return (JSON.parse(r.stdout) as { reuse: { model: string; hitTokens: number; promptTokens: number }[] }).reuse.map((x) => [x.model, x.hitTokens, x.promptTokens]);
+  };
+  sidecar(engines);
+  // a: requests 1, 3 and 6 each find blocks 1 and 2 (1,024 tokens) of 4,986; b: request 4 finds block 10 (512) of 2,600. c reported no size: no row.
+  assert.deepEqual(await rows(), [['unbounded', 3584, 7586], ['engine size (a)', 3072, 4986], ['engine size (b)', 512, 2600]]);
+  const md = await cli(['trace', 'stats', file]);
+  assert.match(md.stdout, /engine size \(a\)[^\n]*a's requests through 62,500 blocks of 16 tokens \(1,953 of the trace's 512; vllm's size, from the sidecar\)/);
+  // --cache-blocks is the operator's word: one row for every request, the sidecar's sizes unused.
+  assert.deepEqual(await rows('--cache-blocks', '1000000'), [['unbounded', 3584, 7586], ['engine size', 3584, 7586]]);
+  // A cache of one of the trace's blocks on a (32 blocks of 16 tokens): blocks are freed tail first, so the head, block 1, stays: 512 tokens for each of requests 1, 3 and 6.
+  sidecar({ a: { ...engines.a, cache_tokens: 512 } });
+  assert.deepEqual(await rows(), [['unbounded', 3584, 7586], ['engine size (a)', 1536, 4986]]);
+  sidecar({ a: { ...engines.a, cache_tokens: 'lots' } });
+  const bad = await cli(['trace', 'stats', file]);
+  assert.equal(bad.code, 2, bad.stderr);
+  assert.match(bad.stderr, /routed\.jsonl\.meta\.json: engines\.a\.cache_tokens: expected a whole number ≥ 1 or null, got "lots"/);
+});
+
 test('the prefix-cache hits follow the hash ids: the same lengths with no id shared find nothing cached', { timeout: 60_000 }, async () => {
   const sim = await startSimulator({ listen: '127.0.0.1:0', decodeStepMs: 4, prefillTps: 0, stepPerSeqMs: 0 });
   try {

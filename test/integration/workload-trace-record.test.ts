@@ -34,7 +34,7 @@ before(async () => {
   // Its own process, at 5× simulated speed: each request takes tens of ms (a timestamp taken at its
   // end could not pass for its start), and the simulator's work stays off this process's loop.
   sim = await spawnSimulator(['--listen', '127.0.0.1:0', '--speed', '5', '--models', 'sim-a', '--output-tokens', '6-12']);
-  proxy = await startProxy({ upstream: sim.url, workloadTrace: file, promptHashSalt: SALT, workloadTraceSessionHeader: 'x-session-id' });
+  proxy = await startProxy({ upstream: sim.url, workloadTrace: file, promptHashSalt: SALT, workloadTraceSessionHeader: 'x-session-id', collectorEngine: 'true', engineInterval: '0.25s' });
   for (const api of APIS) {
     for (const stream of [false, true]) {
       for (const [i, system] of (['A', 'A', 'B'] as const).entries()) {
@@ -134,6 +134,8 @@ test('the counter and the sidecar say what was kept: every request, cut from cha
   assert.equal(sumSamples(samples, 'infermeter_workload_trace_requests_total') , sent.length);
   assert.equal(sumSamples(samples, 'infermeter_workload_trace_kept_ratio'), 1);
   assert.equal(sumSamples(samples, 'infermeter_workload_trace_writing'), 1);
+  // The engine's scrape (its cache) is read before the sidecar's last write, at close.
+  await waitForMetrics(proxy.metricsUrl, (x) => x.some((m) => m.name === 'infermeter_engine_kv_cache_usage_ratio'));
   await proxy.close();
   const meta = JSON.parse(readFileSync(`${file}.meta.json`, 'utf8')) as Record<string, any>;
   assert.equal(meta['format'], 'infermeter-workload-trace');
@@ -143,5 +145,7 @@ test('the counter and the sidecar say what was kept: every request, cut from cha
   assert.equal(meta['lines'], sent.length);
   assert.equal(meta['kept_ratio'], 1);
   assert.equal(meta['closed'], true);
+  // The simulator's cache as its vllm:cache_config_info says it (112,000 tokens in blocks of 16), under the upstream's name.
+  assert.deepEqual(meta['engines'], { [new URL(sim.url).host]: { engine: 'vllm', block_size: 16, cache_tokens: 112_000, prefix_caching: true } });
   assert.equal(meta['first_timestamp'], Math.min(...lines.map((l) => l.timestamp)));
 });

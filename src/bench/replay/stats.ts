@@ -23,10 +23,12 @@ export { unboundedCache } from '../../metrics/prefix/reuse.js';
  * A cache of an engine's size: `blocks` of `blockTokens` tokens (vLLM's num_gpu_blocks and
  * block_size), as many of the trace's `traceBlockTokens`-token blocks as fit in as many tokens.
  */
-export function engineSizeCache(o: { blocks: number; blockTokens: number; traceBlockTokens: number }): ReuseModel {
+export function engineSizeCache(o: { blocks: number; blockTokens: number; traceBlockTokens: number; upstream?: string; from?: string }): ReuseModel {
   const traceBlocks = Math.floor((o.blocks * o.blockTokens) / o.traceBlockTokens);
   if (traceBlocks < 1) throw new Error(`${o.blocks} blocks of ${o.blockTokens} tokens hold less than one of the trace's ${o.traceBlockTokens}-token blocks`);
-  return sizedCache(traceBlocks, `${o.blocks.toLocaleString('en')} blocks of ${o.blockTokens} tokens (${traceBlocks.toLocaleString('en')} of the trace's ${o.traceBlockTokens}), least recently used out, each request holding its blocks until its recorded end`);
+  const whose = o.upstream === undefined ? '' : `${o.upstream}'s requests through `;
+  const m = sizedCache(traceBlocks, `${whose}${o.blocks.toLocaleString('en')} blocks of ${o.blockTokens} tokens (${traceBlocks.toLocaleString('en')} of the trace's ${o.traceBlockTokens}${o.from ? `; ${o.from}` : ''}), least recently used out, each request holding its blocks until its recorded end`);
+  return o.upstream === undefined ? m : { name: `engine size (${o.upstream})`, description: m.description, upstream: o.upstream, admit: (b, span) => m.admit(b, span) };
 }
 
 /** The blocks of one request's prompt: its hash ids, the last one partial when the trace says so (Mooncake's ceil). */
@@ -112,6 +114,7 @@ export function traceStats(w: Workload, opts: { bucketSeconds?: number; models?:
     const e2e = r.record.e2eMs;
     const span: RequestSpan = { atMs: r.atMs, endMs: e2e === null ? null : r.atMs + e2e, inputTokens: r.record.inputLength, outputTokens: r.record.outputLength, blockSize: r.blockSize };
     for (const x of reuse) {
+      if (x.model.upstream !== undefined && x.model.upstream !== r.record.upstream) continue;
       const hit = x.model.admit(blocks, span);
       x.hit += hit;
       x.prompt += r.record.inputLength;

@@ -37,6 +37,8 @@ export interface TraceRecord {
   tpotMs: number | null;
   e2eMs: number | null;
   session: string | null;
+  /** The upstream that served it (by name); null: not recorded, or none did. */
+  upstream: string | null;
 }
 
 export interface TraceMeta {
@@ -57,6 +59,15 @@ export interface TraceMeta {
    * only within their file.
    */
   saltedIds: boolean;
+  /** Each upstream's KV cache as the sidecar's `engines` recorded it, by upstream name (only those with a known size). */
+  engines: ReadonlyMap<string, TraceEngine>;
+}
+
+/** An upstream's KV cache, from the sidecar: tokens per block and the cache's size in tokens. */
+export interface TraceEngine {
+  engine: string;
+  blockSize: number;
+  cacheTokens: number;
 }
 
 export interface TraceFile {
@@ -133,7 +144,7 @@ export function parseTrace(text: string, path: string, sidecar: { path: string; 
 
 /** The trace's facts from its sidecar; without one, a Mooncake file: 512-token blocks, nothing else known. */
 function metaOf(side: { path: string; doc: Obj } | null): TraceMeta {
-  if (!side) return { blockSize: MOONCAKE_BLOCK_SIZE, from: 'default', cut: null, sampling: null, startUnixMs: null, version: null, saltedIds: false };
+  if (!side) return { blockSize: MOONCAKE_BLOCK_SIZE, from: 'default', cut: null, sampling: null, startUnixMs: null, version: null, saltedIds: false, engines: new Map() };
   const d = side.doc;
   const at = side.path;
   if (d['format'] !== undefined && d['format'] !== FORMAT) throw new LineError(`${at}: format ${JSON.stringify(d['format'])} is not ${FORMAT}`);
@@ -157,7 +168,28 @@ function metaOf(side: { path: string; doc: Obj } | null): TraceMeta {
     startUnixMs,
     version: typeof d['infermeter_version'] === 'string' ? d['infermeter_version'] : null,
     saltedIds: d['hash'] === 'sha256-53-salted',
+    engines: enginesOf(d['engines'], at),
   };
+}
+
+/** The sidecar's `engines`: those whose block size and cache size are known (an engine that did not report them is left out). */
+function enginesOf(v: unknown, at: string): Map<string, TraceEngine> {
+  const out = new Map<string, TraceEngine>();
+  if (v === undefined) return out;
+  if (!isObj(v)) throw new LineError(`${at}: engines: expected an object by upstream name, got ${JSON.stringify(v)}`);
+  for (const [name, e] of Object.entries(v)) {
+    if (!isObj(e)) throw new LineError(`${at}: engines.${name}: expected an object, got ${JSON.stringify(e)}`);
+    const whole = (k: string): number | null => {
+      const x = e[k];
+      if (x === null || x === undefined) return null;
+      if (typeof x !== 'number' || !Number.isInteger(x) || x < 1) throw new LineError(`${at}: engines.${name}.${k}: expected a whole number ≥ 1 or null, got ${JSON.stringify(x)}`);
+      return x;
+    };
+    const blockSize = whole('block_size');
+    const cacheTokens = whole('cache_tokens');
+    if (blockSize !== null && cacheTokens !== null) out.set(name, { engine: typeof e['engine'] === 'string' ? e['engine'] : 'unknown', blockSize, cacheTokens });
+  }
+  return out;
 }
 
 /** The sidecar's `cut`, per model: "tokens", "chars", or both with their models. */
@@ -200,6 +232,7 @@ function recordOf(d: Obj, line: number, at: string): TraceRecord {
     tpotMs: ms(d, 'tpot_ms', at),
     e2eMs: ms(d, 'e2e_ms', at),
     session: d['session'] === undefined || d['session'] === null ? null : String(d['session']),
+    upstream: text(d, 'upstream', at),
   };
 }
 

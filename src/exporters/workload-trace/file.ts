@@ -22,6 +22,19 @@ export interface TraceFacts {
   hash: 'sha256-53-salted';
   cut: Record<string, { cut: 'tokens' | 'chars'; tokenizer: string | null }>;
   sample: number;
+  /**
+   * Each upstream's KV cache as its engine last reported it (the engine collector's scrape), by
+   * upstream name: what `trace stats` models a cache of the engine's size with. An upstream
+   * whose engine never reported its cache is absent.
+   */
+  engines: Record<string, SidecarEngine>;
+}
+
+export interface SidecarEngine {
+  engine: string;
+  block_size: number | null;
+  cache_tokens: number | null;
+  prefix_caching: boolean | null;
 }
 
 /** What the sidecar says of its own file. */

@@ -18,7 +18,8 @@ import { WORKLOAD_TRACE_METRICS } from '../../metrics/catalog.js';
 import type { BatchConsumer } from '../../metrics/consumer.js';
 import type { HashedRequest, PromptBlocksStage, PromptReader } from '../../metrics/prompt/blocks.js';
 import { PACKAGE_VERSION } from '../otlp/otlp.js';
-import { TraceFiles, type TraceFacts } from './file.js';
+import type { MachineReader } from '../../collectors/snapshot.js';
+import { TraceFiles, type SidecarEngine, type TraceFacts } from './file.js';
 import { traceLine, type LineFacts } from './line.js';
 import type { WorkloadTraceOptions } from './options.js';
 import type { TraceLogs } from './otlp-logs.js';
@@ -45,6 +46,8 @@ export class WorkloadTrace implements BatchConsumer, PromptReader {
   private readonly files: TraceFiles;
   private readonly facts: LineFacts;
   private readonly cut: TraceFacts['cut'] = {};
+  /** Each upstream's cache as last reported: kept when a later scrape misses, so a dead collector erases nothing. */
+  private readonly engines: Record<string, SidecarEngine> = {};
   private readonly requests: Counter;
   private readonly kept: Gauge;
   private readonly writing: Gauge;
@@ -59,6 +62,8 @@ export class WorkloadTrace implements BatchConsumer, PromptReader {
     stage: PromptBlocksStage,
     registry: Registry,
     private readonly log: Logger,
+    /** The collectors' readings: the engines' cache sizes for the sidecar. */
+    private readonly machine: MachineReader | null = null,
   ) {
     this.blockTokens = opts.workloadTraceBlockTokens;
     this.sample = opts.workloadTraceSample;
@@ -148,10 +153,16 @@ export class WorkloadTrace implements BatchConsumer, PromptReader {
   }
 
   private traceFacts(): TraceFacts {
+    const names = new Set(this.opts.upstreams.map((u) => u.name));
+    for (const e of this.machine?.read().engines ?? []) {
+      const c = e.cacheConfig;
+      if (c && names.has(e.upstream)) this.engines[e.upstream] = { engine: e.engine, block_size: c.blockSize, cache_tokens: c.tokens, prefix_caching: c.prefixCaching };
+    }
     return {
       format: 'infermeter-workload-trace', format_version: 1, infermeter_version: PACKAGE_VERSION,
       start_unix_ms: this.startUnixMs, start_time: new Date(this.startUnixMs).toISOString(),
       block_size: this.blockTokens, chars_per_token: this.opts.promptCharsPerToken, hash: 'sha256-53-salted', cut: this.cut, sample: this.sample,
+      engines: this.engines,
     };
   }
 

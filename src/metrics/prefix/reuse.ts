@@ -34,6 +34,8 @@ export interface ReuseModel<K = string> {
   admit(blocks: readonly BlockRef<K>[], span: RequestSpan): number;
   /** Share of blocks the model tracked (1: all of them; below 1: sampled, its figure estimated). */
   readonly rate?: number;
+  /** Fed only the requests this upstream served (by name), as they were routed; absent: every request. */
+  readonly upstream?: string;
 }
 
 /** Every block seen (within `windowMs`, if given) stays cached: the most any prefix cache could reuse. */

@@ -38,7 +38,7 @@ test('infermeter fields are read; the API may be our name, a route label or a pa
   const [a, b, c] = f.records;
   assert.deepEqual({ ...a!, line: 1 }, {
     line: 1, timestamp: 5, inputLength: 20, outputLength: 3, hashIds: [], api: 'messages', model: 'm', stream: false, outcome: 'ok', maxTokens: 9,
-    cachedInputTokens: 16, reasoningTokens: 1, ttftMs: 12.5, tpotMs: 3, e2eMs: 30, session: 's1',
+    cachedInputTokens: 16, reasoningTokens: 1, ttftMs: 12.5, tpotMs: 3, e2eMs: 30, session: 's1', upstream: 'a',
   });
   assert.equal(b!.api, 'chat');
   assert.equal(c!.api, 'responses');
@@ -88,7 +88,12 @@ const side = (over: Record<string, unknown> = {}) => ({
 test('the trace facts come from its sidecar, FILE.meta.json (rotated files\' too); without one, Mooncake\'s 512-token blocks', () => {
   const rows = '{"timestamp":0,"input_length":64,"output_length":1,"hash_ids":[7,8,9,10]}\n';
   const f = parseTrace(rows, 'x.jsonl', side());
-  assert.deepEqual(f.meta, { blockSize: 16, from: 'sidecar', cut: 'chars', sampling: 0.5, startUnixMs: 1_000_000, version: '0.2.0', saltedIds: true });
+  assert.deepEqual(f.meta, { blockSize: 16, from: 'sidecar', cut: 'chars', sampling: 0.5, startUnixMs: 1_000_000, version: '0.2.0', saltedIds: true, engines: new Map() });
+  // The engines' caches: only those whose block size and cache size are both known.
+  const engines = { gpu0: { engine: 'vllm', block_size: 16, cache_tokens: 448_000, prefix_caching: true }, gpu1: { engine: 'sglang', block_size: 1, cache_tokens: null, prefix_caching: null } };
+  assert.deepEqual([...parseTrace(rows, 'x.jsonl', side({ engines })).meta.engines], [['gpu0', { engine: 'vllm', blockSize: 16, cacheTokens: 448_000 }]]);
+  assert.throws(() => parseTrace(rows, 'x.jsonl', side({ engines: [] })), /x\.jsonl\.meta\.json: engines: expected an object by upstream name, got \[\]/);
+  assert.throws(() => parseTrace(rows, 'x.jsonl', side({ engines: { gpu0: { block_size: 1.5 } } })), /engines\.gpu0\.block_size: expected a whole number ≥ 1 or null, got 1\.5/);
   assert.equal(parseTrace(rows, 'x.jsonl', side({ cut: { a: { cut: 'tokens' }, b: { cut: 'chars' }, '': { cut: 'chars' } } })).meta.cut, 'tokens (a); chars (b, (no model))');
   assert.throws(() => parseTrace(rows, 'y.jsonl'), /y\.jsonl:1: 4 hash_ids for input_length 64 at 512 tokens per block/, 'without its sidecar the ids do not fit Mooncake blocks');
   assert.throws(() => parseTrace(rows, 'x.jsonl', side({ format_version: 2 })), /x\.jsonl\.meta\.json: format_version 2 is newer than this infermeter reads \(1\)/);

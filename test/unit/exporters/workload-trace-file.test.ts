@@ -8,7 +8,7 @@ import { TraceFiles, sidecarOf, type TraceFacts } from '../../../src/exporters/w
 
 const FACTS: TraceFacts = {
   format: 'infermeter-workload-trace', format_version: 1, infermeter_version: 'test', start_unix_ms: 1_700_000_000_000, start_time: new Date(1_700_000_000_000).toISOString(),
-  block_size: 512, chars_per_token: 4, hash: 'sha256-53-salted', cut: {}, sample: 1,
+  block_size: 512, chars_per_token: 4, hash: 'sha256-53-salted', cut: {}, sample: 1, engines: {},
 };
 
 /** A line of exactly `bytes` bytes with its newline. */

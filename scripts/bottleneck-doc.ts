@@ -3,15 +3,17 @@
  * (src/metrics/bottleneck/rules.ts) and the signal table (signals.ts): `npm run docs`
  * rewrites them; a unit test keeps the file in step.
  */
-import { FALLBACK_TARGETS, MIN_REQUESTS, NONE_LATENCY, RULES, type Condition } from '../src/metrics/bottleneck/rules.js';
+import { FALLBACK_TARGETS, MIN_REQUESTS, NONE_LATENCY, RULES, ruleAdvice, type Condition } from '../src/metrics/bottleneck/rules.js';
 import { SIGNALS, SIGNAL_NAMES } from '../src/metrics/bottleneck/signals.js';
 
 function cond(c: Condition): string {
   return `\`${c.signal}\` ${c.op} ${c.enter} (stays while ${c.op} ${c.exit})${c.optional ? ' if measured' : ''}`;
 }
 
+const SPAN_WORDS = { window: '--bottleneck-window', life: 'since start', now: 'now', prefix: '--prefix-cache-window' } as const;
+
 export function rulesTable(): string {
-  const rows = RULES.map((r, i) => `| ${i + 1} | \`${r.kind}\` | ${r.when.map((alt) => alt.map(cond).join(' and ')).join('<br>or ')} | ${r.summary} | ${r.advice.vllm} |`);
+  const rows = RULES.map((r, i) => `| ${i + 1} | \`${r.kind}\` | ${r.when.map((alt) => alt.map(cond).join(' and ')).join('<br>or ')} | ${r.summary} | ${ruleAdvice(r, 'vllm')} |`);
   rows.push(`| ${RULES.length + 1} | \`none\` | \`latencyOverTarget\` < ${NONE_LATENCY.enter} (stays while < ${NONE_LATENCY.exit}) | no row above holds and latency is within target | ${'nothing to change'} |`);
   rows.push(`| ${RULES.length + 2} | \`unknown\` | otherwise | latency over target and no row explains it; \`missing\` names the signals the rows lacked | the missing collectors |`);
   return ['| order | kind | holds when | means | advice (vLLM; SGLang and llama.cpp in the JSON) |', '| --- | --- | --- | --- | --- |', ...rows,
@@ -20,7 +22,7 @@ export function rulesTable(): string {
 
 export function signalsTable(): string {
   return ['| signal | unit | window | what |', '| --- | --- | --- | --- |',
-    ...SIGNAL_NAMES.map((n) => `| \`${n}\` | ${SIGNALS[n].unit} | ${SIGNALS[n].span === 'window' ? '--bottleneck-window' : SIGNALS[n].span === 'life' ? 'since start' : 'now'} | ${SIGNALS[n].what} |`)].join('\n');
+    ...SIGNAL_NAMES.map((n) => `| \`${n}\` | ${SIGNALS[n].unit} | ${SPAN_WORDS[SIGNALS[n].span]} | ${SIGNALS[n].what} |`)].join('\n');
 }
 
 const MARK = (name: string) => [`<!-- generated:${name} -->`, `<!-- /generated:${name} -->`] as const;

@@ -57,10 +57,14 @@ export const CONSUMERS: readonly ConsumerEntry[] = [
   {
     name: 'bottleneck',
     enabled: () => true,
-    create: ({ registry, machine, options: o, log, models }) => new BottleneckMonitor({
-      registry, machine, slos: o.slos, engine: o.engine, intervalSeconds: o.bottleneckInterval, windowSeconds: o.bottleneckWindow, benchLimit: o.bottleneckBenchLimit, log,
-      upstreamsOf: o.upstreams.length > 1 ? (label) => models.upstreamsOf(label) : undefined,
-    }),
+    create: ({ registry, machine, options: o, log, models, earlier }) => {
+      const prefix = earlier(PrefixCacheMonitor);
+      return new BottleneckMonitor({
+        registry, machine, slos: o.slos, engine: o.engine, intervalSeconds: o.bottleneckInterval, windowSeconds: o.bottleneckWindow, benchLimit: o.bottleneckBenchLimit, log,
+        upstreamsOf: o.upstreams.length > 1 ? (label) => models.upstreamsOf(label) : undefined,
+        prefix: prefix ? (label) => prefix.reading(label) : undefined,
+      });
+    },
   },
   {
     // Capacity per model and load over it (docs/headroom.md): infermeter_capacity_requests_per_second, infermeter_load_ratio.

@@ -17,4 +17,7 @@ test('--max-num-batched-tokens 128 and 4000-token prompts: prefill, in the JSON,
   assert.ok(v.evidence.find((e) => e.signal === 'prefillShare')!.value! >= 0.6);
   assert.equal(v.evidence.find((e) => e.signal === 'prefillShare')!.basis, undefined, 'vLLM has the prefill histogram: no fallback');
   assert.match(v.advice[0]!.text, /--max-num-batched-tokens/);
+  // --prefix-cache is off: no prefix evidence, and the prefix-caching knob says how to learn whether it would pay.
+  assert.equal(v.evidence.filter((e) => e.signal.startsWith('prefix')).length, 0);
+  assert.match(v.advice[0]!.text, /^--enable-prefix-caching for shared prompt prefixes \(--prefix-cache true measures whether it would pay\)/);
 });

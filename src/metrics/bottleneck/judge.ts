@@ -79,6 +79,7 @@ export function classify(s: Signals, current: BottleneckKind | null): Match {
 
 function windowOf(signal: SignalName, s: Signals): string {
   const span = SIGNALS[signal].span;
+  if (span === 'prefix') return s.prefix ? `${s.prefix.windowSeconds}s` : '--prefix-cache-window';
   return span === 'now' ? 'now' : span === 'life' ? 'since start' : `${s.windowSeconds}s`;
 }
 
@@ -107,7 +108,8 @@ function evidenceOf(m: Match, s: Signals): EvidenceItem[] {
   for (const cond of m.alternative) add(item(cond.signal, s, `${cond.op} ${m.sticky ? cond.exit : cond.enter}`));
   if (m.kind === 'none') add(item('latencyOverTarget', s, `< ${m.sticky ? NONE_LATENCY.exit : NONE_LATENCY.enter}`));
   const extra = m.rule ? m.rule.evidence : m.kind === 'none' ? NONE_EVIDENCE : ['requests', 'latencyOverTarget'] as const;
-  for (const sig of extra) if (s.values[sig] !== null || m.kind !== 'none') add(item(sig, s));
+  // The prefix-cache model's shares are context only where it runs (--prefix-cache): absent, not null, when it is off.
+  for (const sig of extra) if (s.values[sig] !== null || (m.kind !== 'none' && SIGNALS[sig].span !== 'prefix')) add(item(sig, s));
   return out;
 }
 
@@ -123,9 +125,24 @@ function unknownAdvice(missing: readonly SignalName[], e: AdviceEngine, reader: 
   return asks.length ? `give infermeter the missing signals: ${asks.join(' and ')}` : 'no rule explains the latency: read the evidence against the rules in docs/bottleneck.md';
 }
 
-function adviceOf(m: Match, engine: string, reader: AdviceReader): AdviceItem[] {
-  const order = [...ADVICE_ENGINES].sort((a, b) => Number(b === engine) - Number(a === engine));
-  const text = (e: AdviceEngine) => (m.rule ? m.rule.advice[e] : m.kind === 'none' ? NONE_ADVICE[e] : unknownAdvice(m.missing, e, reader));
+/**
+ * A row with a prefix-caching knob (prefill): the prefix-cache model's verdict, where it has
+ * one, says whether that knob pays and which one it is; without the model the daemon says how
+ * to find out.
+ */
+function withPrefix(rule: Rule, e: AdviceEngine, s: Signals, reader: AdviceReader): string {
+  const verdict = s.prefix?.verdict;
+  if (verdict) return `prefix cache: ${verdict.kind}: ${verdict.advice[e] ?? verdict.summary}; other prefill knobs: ${rule.advice[e]}`;
+  const ask = !s.prefix && reader === 'live' ? ' (--prefix-cache true measures whether it would pay)' : '';
+  return `${rule.prefixAdvice![e]}${ask}, ${rule.advice[e]}`;
+}
+
+function adviceOf(m: Match, s: Signals, reader: AdviceReader): AdviceItem[] {
+  const order = [...ADVICE_ENGINES].sort((a, b) => Number(b === s.engine) - Number(a === s.engine));
+  const text = (e: AdviceEngine) => {
+    if (m.rule) return m.rule.prefixAdvice ? withPrefix(m.rule, e, s, reader) : m.rule.advice[e];
+    return m.kind === 'none' ? NONE_ADVICE[e] : unknownAdvice(m.missing, e, reader);
+  };
   return order.map((e) => ({ engine: e, text: text(e) }));
 }
 
@@ -143,7 +160,7 @@ function summaryOf(m: Match, s: Signals): string {
 
 /** The verdict of one snapshot for a given match. */
 export function verdictOf(m: Match, s: Signals, since: number, reader: AdviceReader = 'live'): BottleneckVerdict {
-  return { kind: m.kind, since, summary: summaryOf(m, s), evidence: evidenceOf(m, s), advice: adviceOf(m, s.engine, reader), missing: m.missing };
+  return { kind: m.kind, since, summary: summaryOf(m, s), evidence: evidenceOf(m, s), advice: adviceOf(m, s, reader), missing: m.missing };
 }
 
 /** Classifies one snapshot with no history (bench steps): no hysteresis. */

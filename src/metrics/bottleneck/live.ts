@@ -17,7 +17,7 @@ import { BOTTLENECK_METRICS } from '../catalog.js';
 import { BottleneckJudge, DEFAULT_CONFIRM, type BottleneckVerdict } from './judge.js';
 import { MachineHistory, readMachine } from './machine.js';
 import { BOTTLENECK_KINDS, FALLBACK_TARGETS, MIN_REQUESTS } from './rules.js';
-import { emptySignals, mean, quantile, ratio, type Signals } from './signals.js';
+import { emptySignals, mean, quantile, ratio, type PrefixReading, type Signals } from './signals.js';
 import { ModelWindow, type WindowStats } from './window.js';
 import type { BenchLimit } from './capacity.js';
 import type { MachineReader } from '../../collectors/snapshot.js';
@@ -41,6 +41,8 @@ export interface BottleneckOptions {
    * or empty for a label: the whole machine.
    */
   upstreamsOf?: (label: string) => readonly string[];
+  /** The prefix-cache model's reading of a model (--prefix-cache; PrefixCacheMonitor.reading); absent: it is off. */
+  prefix?: (label: string) => PrefixReading | null;
   /** From --bottleneck-bench: `none` then says how much of that load is in use. */
   benchLimit?: BenchLimit | null;
   log: Logger;
@@ -124,6 +126,16 @@ export class BottleneckMonitor implements BatchConsumer {
     Object.assign(s.values, machine.values);
     Object.assign(s.basis, machine.basis);
     s.values.proxyLagShare = ratio(s.values.proxyLoopDelayP99, s.values.ttftP50);
+    if (this.opts.prefix) {
+      const p = (s.prefix = this.opts.prefix(label));
+      if (p) {
+        s.values.prefixReuseTraffic = p.traffic;
+        s.values.prefixReuseEngineSize = p.engineSize;
+        s.values.prefixReuseDelivered = p.delivered;
+        if (p.deliveredFrom) s.basis.prefixReuseDelivered = p.deliveredFrom;
+        if (p.keptShare < 1) s.basis.prefixReuseTraffic = `${(p.keptShare * 100).toFixed(0)}% of requests hashed (sampled or shed under load): an estimate`;
+      }
+    }
     const limit = this.opts.benchLimit;
     if (limit) {
       s.values.loadVsBenchLimit = ratio(s.values.requestsPerSecond, limit.requestsPerSecond);

@@ -33,6 +33,12 @@ export interface Rule {
   /** More signals shown as evidence beside the conditions'. */
   evidence: readonly SignalName[];
   advice: Record<AdviceEngine, string>;
+  /**
+   * The prefix-caching knob, said before `advice`. Where the prefix-cache model runs
+   * (--prefix-cache), its verdict replaces it: caching off, a cache too small, routing that
+   * scatters prefixes, or no reuse to gain (judge.ts, adviceOf).
+   */
+  prefixAdvice?: Record<AdviceEngine, string>;
 }
 
 const c = (signal: SignalName, op: Condition['op'], enter: number, exit: number, optional = false): Condition => ({ signal, op, enter, exit, ...(optional ? { optional } : {}) });
@@ -112,11 +118,16 @@ export const RULES: readonly Rule[] = [
   {
     kind: 'prefill', summary: 'TTFT is over target and made mostly of prefill time; the queue is short (long prompts, compute-bound)',
     when: [[c('ttftOverTarget', '>=', 1, 0.9), c('prefillShare', '>=', 0.6, 0.5), c('engineWaiting', '<=', 1, 2)]],
-    evidence: ['ttftP50', 'ttftP99', 'queueShare', 'gpuUtilization'],
+    evidence: ['ttftP50', 'ttftP99', 'queueShare', 'gpuUtilization', 'prefixReuseTraffic', 'prefixReuseEngineSize', 'prefixReuseDelivered'],
+    prefixAdvice: {
+      vllm: '--enable-prefix-caching for shared prompt prefixes',
+      sglang: 'keep the radix cache on (no --disable-radix-cache)',
+      llamacpp: '--cache-reuse for shared prefixes',
+    },
     advice: {
-      vllm: '--enable-prefix-caching for shared prompt prefixes, --enable-chunked-prefill with a larger --max-num-batched-tokens (fewer steps per prompt), shorter prompts, or disaggregated prefill (--kv-transfer-config)',
-      sglang: 'keep the radix cache on (no --disable-radix-cache), a larger --chunked-prefill-size, shorter prompts, or prefill/decode disaggregation (--disaggregation-mode)',
-      llamacpp: 'larger --batch-size / --ubatch-size, --flash-attn, --cache-reuse for shared prefixes, shorter prompts',
+      vllm: '--enable-chunked-prefill with a larger --max-num-batched-tokens (fewer steps per prompt), shorter prompts, or disaggregated prefill (--kv-transfer-config)',
+      sglang: 'a larger --chunked-prefill-size, shorter prompts, or prefill/decode disaggregation (--disaggregation-mode)',
+      llamacpp: 'larger --batch-size / --ubatch-size, --flash-attn, shorter prompts',
     },
   },
   {
@@ -130,6 +141,11 @@ export const RULES: readonly Rule[] = [
     },
   },
 ];
+
+/** A row's advice for one engine with no prefix-cache reading: its prefix-caching knob first, where it has one (docs print this). */
+export function ruleAdvice(rule: Rule, e: AdviceEngine): string {
+  return rule.prefixAdvice ? `${rule.prefixAdvice[e]}, ${rule.advice[e]}` : rule.advice[e];
+}
 
 /** What `none` and a no-rule `unknown` advise. */
 export const NONE_ADVICE: Record<AdviceEngine, string> = {

@@ -13,6 +13,7 @@ export const SIGNAL_NAMES = [
   'engineWaiting', 'engineRunning', 'kvCacheUsage', 'kvCacheUsageMax', 'preemptionsPerSecond', 'queueTimeMean', 'queueShare', 'prefillShare',
   'gpuUtilization', 'gpuPowerViolation', 'gpuThermalViolation', 'gpuSmClockRatio', 'gpuDramActive',
   'proxyLoopDelayP99', 'proxyLagShare', 'loadVsBenchLimit',
+  'prefixReuseTraffic', 'prefixReuseEngineSize', 'prefixReuseDelivered',
 ] as const;
 export type SignalName = (typeof SIGNAL_NAMES)[number];
 
@@ -25,12 +26,33 @@ export interface Signals {
   windowSeconds: number;
   /** The engine kind (for advice), e.g. vllm. */
   engine: string;
+  /** The prefix-cache model's reading of the model (--prefix-cache); null or absent: it is off, or the reader is bench. */
+  prefix?: PrefixReading | null;
+}
+
+/**
+ * What the prefix-cache model (metrics/prefix/) says of one model, as the bottleneck verdict
+ * reads it: its three shares become the prefix* signals, and where prefill is the bottleneck
+ * its verdict's knob leads the advice (rules.ts, `prefixFirst`).
+ */
+export interface PrefixReading {
+  /** --prefix-cache-window, seconds: the window of the three shares. */
+  windowSeconds: number;
+  traffic: number | null;
+  engineSize: number | null;
+  delivered: number | null;
+  /** Where `delivered` came from, in words; null: not known. */
+  deliveredFrom: string | null;
+  /** Share of the model's requests hashed (below 1: sampled or shed under load). */
+  keptShare: number;
+  /** The prefix-cache verdict; null: too few requests in its window yet. */
+  verdict: { kind: string; summary: string; advice: Readonly<Record<string, string>> } | null;
 }
 
 export interface SignalInfo {
   unit: string;
-  /** "window": over the signal window; "now": the latest reading; "life": since the judge started. */
-  span: 'window' | 'now' | 'life';
+  /** "window": over the signal window; "now": the latest reading; "life": since the judge started; "prefix": over --prefix-cache-window. */
+  span: 'window' | 'now' | 'life' | 'prefix';
   what: string;
 }
 
@@ -63,6 +85,9 @@ export const SIGNALS: Record<SignalName, SignalInfo> = {
   proxyLoopDelayP99: { unit: 's', span: 'window', what: 'mean of the proxy event-loop delay P99 readings, worst loop (infermeter_proxy_event_loop_delay_seconds{stat="p99"}): a sustained lag, not one stall' },
   loadVsBenchLimit: { unit: 'ratio', span: 'window', what: 'requestsPerSecond / the req/s where the --bottleneck-bench report saw the SLO break: how much of that load is in use (null without the flag, or when no step broke)' },
   proxyLagShare: { unit: 'ratio', span: 'window', what: 'proxyLoopDelayP99 / TTFT median: how much of what clients wait for the first token the proxy\'s own loop could account for' },
+  prefixReuseTraffic: { unit: 'ratio', span: 'prefix', what: 'share of prompt tokens an unbounded prefix cache would have found cached: the reuse the traffic holds (--prefix-cache; docs/prefix-cache.md)' },
+  prefixReuseEngineSize: { unit: 'ratio', span: 'prefix', what: 'the same through a modelled cache of the engine\'s own KV size, as the requests were routed (--prefix-cache)' },
+  prefixReuseDelivered: { unit: 'ratio', span: 'prefix', what: 'share of prompt tokens the engine served from its prefix cache: usage cached_tokens, else its prefix-cache counters (--prefix-cache)' },
 };
 
 export function emptySignals(windowSeconds: number, engine: string): Signals {

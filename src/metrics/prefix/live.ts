@@ -31,6 +31,7 @@ import { PREFIX_METRICS } from './defs.js';
 import { spreadOf, UNBOUNDED_CAP } from './model.js';
 import { sizedCache, unboundedCache, type BlockRef, type RequestSpan, type ReuseModel } from './reuse.js';
 import { prefixVerdict } from './verdict.js';
+import type { PrefixReading } from '../bottleneck/signals.js';
 import { bucketAt, combine, sumSince, type Bucket, type PrefixCacheRow, type PrefixCacheStatus } from './window.js';
 
 export type { PrefixCacheRow, PrefixCacheStatus } from './window.js';
@@ -348,6 +349,20 @@ export class PrefixCacheMonitor implements BatchConsumer, PromptReader {
   /** Each model's figures as of the last tick. */
   status(): ReadonlyMap<string, PrefixCacheStatus> {
     return this.published;
+  }
+
+  /** One model's figures as the bottleneck verdict reads them (its prefix* signals); null: none yet. */
+  reading(label: string): PrefixReading | null {
+    const st = this.published.get(label);
+    if (!st) return null;
+    const r = combine(st.upstreams);
+    const from = new Set(st.upstreams.filter((u) => u.engine !== null).map((u) => u.engineFrom));
+    return {
+      windowSeconds: st.windowSeconds, traffic: r.unbounded, engineSize: r.engineSize, delivered: r.engine,
+      deliveredFrom: from.size === 0 ? null : [...from].map((f) => (f === 'usage' ? 'usage cached_tokens' : 'the engine\'s prefix-cache counters')).join(' and '),
+      keptShare: st.keptShare,
+      verdict: st.verdict && { kind: st.verdict.kind, summary: st.verdict.summary, advice: Object.fromEntries(st.verdict.advice.map((a) => [a.engine, a.text])) },
+    };
   }
 
   close(): void {

@@ -95,6 +95,37 @@ test('the advice names each engine\'s own flags', () => {
   assert.equal(sg.advice[0]!.engine, 'sglang', 'the configured engine comes first');
 });
 
+test('prefill: the prefix-cache model\'s shares are its evidence and its verdict\'s knob leads the advice; without the model the daemon says how to find out', () => {
+  const prefill = REGIMES.find((r) => r.kind === 'prefill')!.values;
+  const text = (v: ReturnType<typeof judgeOnce>) => Object.fromEntries(v.advice.map((a) => [a.engine, a.text]));
+  // No model (--prefix-cache off): no prefix evidence at all, the prefix-caching knob first with how to measure it; bench (no such flag) says the knob alone.
+  const off = judgeOnce(withValues(prefill), 0);
+  assert.equal(off.evidence.filter((e) => e.signal.startsWith('prefix')).length, 0, JSON.stringify(off.evidence));
+  assert.equal(text(off)['vllm'], '--enable-prefix-caching for shared prompt prefixes (--prefix-cache true measures whether it would pay), --enable-chunked-prefill with a larger --max-num-batched-tokens (fewer steps per prompt), shorter prompts, or disaggregated prefill (--kv-transfer-config)');
+  assert.equal(text(judgeOnce(withValues(prefill), 0, 'bench'))['sglang'], 'keep the radix cache on (no --disable-radix-cache), a larger --chunked-prefill-size, shorter prompts, or prefill/decode disaggregation (--disaggregation-mode)');
+  // The model says caching is off while the traffic reuses 81 %: that is the knob, with the figures.
+  const s = withValues({ ...prefill, prefixReuseTraffic: 0.8148, prefixReuseEngineSize: 0.8, prefixReuseDelivered: 0 });
+  s.basis.prefixReuseDelivered = 'the engine\'s prefix-cache counters';
+  s.prefix = {
+    windowSeconds: 300, traffic: 0.8148, engineSize: 0.8, delivered: 0, deliveredFrom: 'the engine\'s prefix-cache counters', keptShare: 1,
+    verdict: { kind: 'caching_off', summary: 'prefix caching is off', advice: { vllm: 'enable prefix caching: --enable-prefix-caching', sglang: 'drop --disable-radix-cache', llamacpp: '--cache-prompt on' } },
+  };
+  const on = judgeOnce(s, 0);
+  assert.equal(on.kind, 'prefill');
+  const ev = on.evidence.filter((e) => e.signal.startsWith('prefix'));
+  assert.deepEqual(ev.map((e) => [e.signal, e.value, e.window, e.unit]), [['prefixReuseTraffic', 0.8148, '300s', 'ratio'], ['prefixReuseEngineSize', 0.8, '300s', 'ratio'], ['prefixReuseDelivered', 0, '300s', 'ratio']]);
+  assert.equal(ev[2]!.basis, 'the engine\'s prefix-cache counters');
+  assert.equal(text(on)['vllm'], 'prefix cache: caching_off: enable prefix caching: --enable-prefix-caching; other prefill knobs: --enable-chunked-prefill with a larger --max-num-batched-tokens (fewer steps per prompt), shorter prompts, or disaggregated prefill (--kv-transfer-config)');
+  assert.match(text(on)['llamacpp']!, /^prefix cache: caching_off: --cache-prompt on; other prefill knobs: larger --batch-size/);
+  // The model runs but has too few requests for a verdict: the knob as without it, no pointer to a flag already on.
+  s.prefix = { ...s.prefix, verdict: null };
+  assert.match(text(judgeOnce(s, 0))['vllm']!, /^--enable-prefix-caching for shared prompt prefixes, --enable-chunked-prefill/);
+  // Only prefill reads it: a queue verdict with the same figures cites none of them.
+  const q = judgeOnce(withValues({ ...REGIMES.find((r) => r.kind === 'queue')!.values, prefixReuseTraffic: 0.8 }), 0);
+  assert.equal(q.kind, 'queue');
+  assert.equal(q.evidence.filter((e) => e.signal.startsWith('prefix')).length, 0);
+});
+
 test('without engine metrics: latency over target is unknown naming what is missing; within target is none', () => {
   const engineless: Partial<Record<SignalName, null>> = { engineWaiting: null, engineRunning: null, kvCacheUsage: null, kvCacheUsageMax: null, preemptionsPerSecond: null, queueTimeMean: null, queueShare: null, prefillShare: null };
   const slow = judgeOnce(withValues({ ...engineless, ttftP99: 5, ttftOverTarget: 5, latencyOverTarget: 5 }), 0);

@@ -16,6 +16,8 @@ export interface TokenSpec {
   sub: string | null;
   /** Visible output (TTFO): text and tool input, not reasoning. */
   visible: boolean;
+  /** A tool call's input (its silence is the tool_call phase's). */
+  tool?: boolean;
 }
 
 /** Where one usage-bearing event keeps its usage object, and whether its output count is final. */
@@ -41,6 +43,8 @@ export interface TypedApi {
   tokens: ReadonlyMap<string, readonly TokenSpec[]>;
   usage: ReadonlyMap<string, UsageSpec>;
   errors: ReadonlySet<string>;
+  /** The event types that end a stream as the API defines it: a stream closed without one ended early (no_terminal_event). */
+  terminal: ReadonlySet<string>;
   fields: UsageFields;
   /** The usage object of a non-streamed body. */
   bodyUsage: readonly string[];
@@ -52,7 +56,7 @@ export const MESSAGES_API: TypedApi = {
     ['content_block_delta', [
       { field: 'text', sub: 'text_delta', visible: true },
       { field: 'thinking', sub: 'thinking_delta', visible: false },
-      { field: 'partial_json', sub: 'input_json_delta', visible: true },
+      { field: 'partial_json', sub: 'input_json_delta', visible: true, tool: true },
     ]],
   ]),
   usage: new Map([
@@ -60,6 +64,7 @@ export const MESSAGES_API: TypedApi = {
     ['message_delta', { path: ['usage'], output: true }],
   ]),
   errors: new Set(['error']),
+  terminal: new Set(['message_stop']),
   fields: { input: ['input_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens'], output: 'output_tokens', cached: ['cache_read_input_tokens'], reasoning: null },
   bodyUsage: ['usage'],
 };
@@ -68,7 +73,7 @@ export const RESPONSES_API: TypedApi = {
   name: 'responses',
   tokens: new Map([
     ['response.output_text.delta', [{ field: 'delta', sub: null, visible: true }]],
-    ['response.function_call_arguments.delta', [{ field: 'delta', sub: null, visible: true }]],
+    ['response.function_call_arguments.delta', [{ field: 'delta', sub: null, visible: true, tool: true }]],
     ['response.reasoning_text.delta', [{ field: 'delta', sub: null, visible: false }]],
     ['response.reasoning_summary_text.delta', [{ field: 'delta', sub: null, visible: false }]],
   ]),
@@ -78,6 +83,7 @@ export const RESPONSES_API: TypedApi = {
     ['response.failed', { path: ['response', 'usage'], output: true }],
   ]),
   errors: new Set(['error', 'response.failed']),
+  terminal: new Set(['response.completed', 'response.incomplete', 'response.failed']),
   fields: { input: ['input_tokens'], output: 'output_tokens', cached: ['input_tokens_details', 'cached_tokens'], reasoning: ['output_tokens_details', 'reasoning_tokens'] },
   bodyUsage: ['usage'],
 };
@@ -125,6 +131,7 @@ export function typedEventFacts(api: TypedApi, doc: unknown): EventFacts {
   // Without this early return a non-string type would match no row either: it only saves the lookups.
   if (typeof type !== 'string') return facts;
   if (api.errors.has(type)) facts.error = true;
+  if (api.terminal.has(type)) facts.terminal = true;
   const specs = api.tokens.get(type);
   if (specs) {
     for (const s of specs) {
@@ -138,6 +145,7 @@ export function typedEventFacts(api: TypedApi, doc: unknown): EventFacts {
       if (typeof text === 'string' && text.length > 0) {
         facts.token = true;
         if (s.visible) facts.visible = true;
+        if (s.tool) facts.tool = true;
       }
     }
   }

@@ -18,11 +18,15 @@ export interface EventFacts {
   error: boolean;
   /** A usage-only chunk (`choices: []` plus usage): what include_usage adds at the end. */
   usageOnly: boolean;
+  /** Carries a tool call (chat tool_calls / function_call, Messages input_json_delta, Responses function-call arguments). */
+  tool: boolean;
+  /** The stream's own end: chat's `[DONE]`, Messages' message_stop, Responses' response.completed / incomplete / failed. */
+  terminal: boolean;
 }
 
 /** Facts that say nothing: the start of every reading, full parse or byte scan. */
 export function emptyFacts(): EventFacts {
-  return { token: false, visible: false, promptTokens: -1, completionTokens: -1, cachedTokens: -1, reasoningTokens: -1, error: false, usageOnly: false };
+  return { token: false, visible: false, promptTokens: -1, completionTokens: -1, cachedTokens: -1, reasoningTokens: -1, error: false, usageOnly: false, tool: false, terminal: false };
 }
 
 /** Makes `f` say nothing again, in place (the byte scanners reuse one facts object). */
@@ -35,6 +39,8 @@ export function resetFacts(f: EventFacts): void {
   f.reasoningTokens = -1;
   f.error = false;
   f.usageOnly = false;
+  f.tool = false;
+  f.terminal = false;
 }
 
 type Obj = Record<string, unknown>;
@@ -62,10 +68,10 @@ export function eventFacts(doc: unknown): EventFacts {
     for (const c of choices as Obj[]) {
       if (!c || typeof c !== 'object') continue;
       const d = (c['delta'] ?? c['message']) as Obj | undefined;
-      const visible =
-        nonEmpty(c['text']) ||
-        (d !== undefined && d !== null && (nonEmpty(d['content']) || nonEmpty(d['tool_calls']) || d['function_call'] != null));
+      const tool = d !== undefined && d !== null && (nonEmpty(d['tool_calls']) || d['function_call'] != null);
+      const visible = nonEmpty(c['text']) || tool || (d !== undefined && d !== null && nonEmpty(d['content']));
       const reasoning = d !== undefined && d !== null && (nonEmpty(d['reasoning']) || nonEmpty(d['reasoning_content']));
+      if (tool) facts.tool = true;
       if (visible) facts.visible = true;
       if (visible || reasoning) facts.token = true;
     }

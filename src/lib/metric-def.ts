@@ -20,7 +20,7 @@ export interface MetricDef {
   source: 'proxy' | 'slo' | 'collector' | 'gpu' | 'engine' | 'host' | 'process';
 }
 
-export type BucketSet = 'ttft' | 'tpot' | 'e2e' | 'tokens' | 'chunk' | 'ttft_by_prompt' | 'tpot_by_concurrency';
+export type BucketSet = 'ttft' | 'tpot' | 'e2e' | 'tokens' | 'chunk' | 'ttft_by_prompt' | 'tpot_by_concurrency' | 'silence';
 
 /**
  * OTel GenAI bucket boundaries, extended upward: the semconv lists stop at 10 s (TTFT) and
@@ -37,6 +37,8 @@ export const DEFAULT_BUCKETS: Record<BucketSet, readonly number[]> = {
   // within one bucket of the truth, at a third of the series a full list would cost.
   ttft_by_prompt: [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120],
   tpot_by_concurrency: [0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28],
+  // A stream's longest silence (docs/stream-health.md): from a slow token to a tool call held back for a minute.
+  silence: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300],
 };
 
 /** A gauge registered from its definition (collectors and the metrics side alike). */

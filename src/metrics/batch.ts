@@ -22,6 +22,8 @@ export interface JudgedBatch {
    * the first model list (side/startup-buffer.ts): the labels would all read `other` then.
    */
   readonly inFlightByModel?: ReadonlyMap<string, number>;
+  /** Streams in flight with no byte for --stall-after per model label, machine-wide (stream health); absent with inFlightByModel. */
+  readonly silentByModel?: ReadonlyMap<string, number>;
   /**
    * Each record's request body and session (record/input.ts), by index: only while a reader of
    * prompt shapes is on, and read only by the prompt block hashing (metrics/prompt/blocks.ts),

@@ -18,6 +18,7 @@ import { thresholdsInBucketSet, type SloConfig } from '../slo/config.js';
 import { pino } from 'pino';
 import type { MachineState } from '../collectors/snapshot.js';
 import { EnergyMeter } from './energy/meter.js';
+import { StreamHealth } from './streams/health.js';
 
 export interface SeriesScenario {
   /** Models the upstream serves (each its own label value; `other` comes on top). */
@@ -50,8 +51,11 @@ export async function renderScenario(s: SeriesScenario): Promise<string> {
   const metrics = new RequestMetrics(registry, buckets(s.slos), 'vllm', s.slos, nativeOptions(), null, settings);
   const labelOf = (m: string) => (served.has(m) ? m : OTHER_MODEL);
   const energy = energyScenario(registry);
+  const health = new StreamHealth(registry, buckets(s.slos));
   const record = (r: RequestRecord) => {
     metrics.ingest(judgeBatch([r], 0, s.slos, labelOf));
+    // Both endings of an ok stream: with its terminal event and without.
+    health.ingest(judgeBatch([r, { ...r, terminal: !r.terminal }], 0, s.slos, labelOf));
     energy.ingest(judgeBatch([{ ...r, upstream: 0 }], 0, s.slos, labelOf, new Map()));
   };
   const models = [...served, 'unlisted-model'];
@@ -74,6 +78,7 @@ export async function renderScenario(s: SeriesScenario): Promise<string> {
   const plain = { ...UNMEASURED, route: 'chat_completions', operation: 'chat', model: models[0]!, outcome: 'ok' as const, status: 200, streamed: true, errorType: null, startedAt: 0, tenant: tenants[0]! };
   for (const tokenSource of TOKEN_SOURCES) record({ ...plain, tokenSource });
   for (const meteringFailure of METERING_FAILURES) record({ ...plain, meteringFailure });
+  health.ingest({ records: [], labels: [], verdicts: [], inFlight: 0, silentByModel: new Map(models.map((m) => [labelOf(m), 1])) });
   energy.settle();
   return registry.metrics();
 }
@@ -119,6 +124,7 @@ function measured(base: RequestRecord, promptTokens: number, inFlight: number): 
     ttft: 0.3, ttfo: 0.4, e2e: 2, outputTokens: 40, tokenSource: 'usage',
     inputTokens: Math.max(promptTokens, 0), inputTokensKnown: promptTokens >= 0,
     cachedInputTokens: 16, reasoningTokens: 8, inFlightAtFirstToken: inFlight, chunkGaps: new Float32Array([0.02, 0.03]),
+    silenceFirst: 0.3, silenceReasoning: 0.02, silenceTool: 0.03, silenceContent: 0.02,
   };
 }
 

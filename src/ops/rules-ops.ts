@@ -44,6 +44,19 @@ export function opsAlerts(opts: RulesOptions, scale: WindowScale): Rule[] {
       },
     },
     {
+      // A stalled stream is a user who waited out --idle-timeout for nothing: one is worth a look.
+      alert: 'InfermeterStreamsStalled',
+      expr: `sum by (job, instance, gen_ai_request_model) (increase(${M.streamEndings}{ending="stalled"}[${w10}])) > 0`,
+      labels: { severity: 'warning' },
+      annotations: {
+        summary: '{{ $labels.instance }}: {{ $value | printf "%.0f" }} streams of {{ $labels.gen_ai_request_model }} stalled',
+        description:
+          `Streams of {{ $labels.gen_ai_request_model }} through {{ $labels.instance }} went silent until infermeter cut them over the last ${w10} ` +
+          '(no upstream byte for --idle-timeout, or no headers for --headers-timeout). infermeter_streams_silent shows streams silent now; ' +
+          'infermeter_longest_silence_seconds by phase says where streams wait (before_first_token: queue or prefill; tool_call: a parser holding a call back).',
+      },
+    },
+    {
       alert: 'InfermeterKVCacheFull',
       expr: `max by (job, instance, engine) (${M.kvCache}) > ${OPS_LIMITS.kvCacheRatio}`,
       for: scale('10m'),

@@ -47,6 +47,8 @@ export interface ProxyOptions extends UpstreamTlsFiles, TenantOptions, InputOpti
   connectTimeout: number;
   headersTimeout: number;
   idleTimeout: number;
+  /** --stall-after: what a silent stream is (record/sink.ts). */
+  stallAfter: number;
   injectUsage: boolean;
   bodyLimit: number;
   tracing: TraceSettings | null;
@@ -61,6 +63,7 @@ export function buildApp(config: ProxyOptions, sink: RecordSink, log: Logger): A
     log,
   });
   const ready = upstreams.start();
+  sink.stallAfterMs = config.stallAfter * 1000;
   const ctx: ProxyContext = {
     upstreams,
     injectUsage: config.injectUsage,

@@ -24,13 +24,14 @@ interface TokenAt {
   /** Index of the field in TypedScanTable.deltaFields (-1 for the root `delta`). */
   field: number;
   visible: boolean;
+  tool: boolean;
 }
 
 /** A typed API's names as bytes, built once per API (the scan compares bytes, never decodes). */
 export interface TypedScanTable {
   api: TypedApi;
   /** Every event type the API's row names, with what it decides. */
-  types: { name: Buffer; tokens: TokenAt[]; parse: boolean }[];
+  types: { name: Buffer; tokens: TokenAt[]; parse: boolean; terminal: boolean }[];
   /** Keys inside a delta object the specs read. */
   deltaFields: Buffer[];
 }
@@ -41,11 +42,12 @@ export function typedScanTable(api: TypedApi): TypedScanTable {
     if (specs.some((s) => s.sub === null && s.field !== 'delta')) throw new Error(`${api.name}: a root token field must be \`delta\``);
   }
   const fields = [...new Set([...api.tokens.values()].flat().filter((s) => s.sub !== null).map((s) => s.field))];
-  const names = new Set([...api.tokens.keys(), ...api.usage.keys(), ...api.errors]);
+  const names = new Set([...api.tokens.keys(), ...api.usage.keys(), ...api.errors, ...api.terminal]);
   const types = [...names].map((n) => ({
     name: Buffer.from(n),
-    tokens: (api.tokens.get(n) ?? []).map((s) => ({ sub: s.sub === null ? null : Buffer.from(s.sub), field: s.sub === null ? -1 : fields.indexOf(s.field), visible: s.visible })),
+    tokens: (api.tokens.get(n) ?? []).map((s) => ({ sub: s.sub === null ? null : Buffer.from(s.sub), field: s.sub === null ? -1 : fields.indexOf(s.field), visible: s.visible, tool: s.tool === true })),
     parse: api.usage.has(n) || api.errors.has(n),
+    terminal: api.terminal.has(n),
   }));
   return { api, types, deltaFields: fields.map((f) => Buffer.from(f)) };
 }
@@ -100,6 +102,7 @@ export class TypedEventScanner implements EventScanner {
     const t = this.findType();
     if (t === null) return r; // a type the row does not name says nothing
     if (t.parse) return null;
+    if (t.terminal) fx.terminal = true;
     let decisive = 0;
     let from = -1;
     let to = -1;
@@ -118,6 +121,7 @@ export class TypedEventScanner implements EventScanner {
       if (a >= 0 && z > a) {
         fx.token = true;
         if (s.visible) fx.visible = true;
+        if (s.tool) fx.tool = true;
         decisive++;
         from = a;
         to = z;

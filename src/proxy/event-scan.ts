@@ -107,8 +107,11 @@ export class ChatEventScanner implements EventScanner {
     const r = this.result;
     resetFacts(r.facts);
     r.tokenStart = r.tokenEnd = -1;
-    // The stream's end says nothing.
-    if (end - start === DONE.length && buf.compare(DONE, 0, DONE.length, start, end) === 0) return r;
+    // The stream's end: its terminal event, nothing else.
+    if (end - start === DONE.length && buf.compare(DONE, 0, DONE.length, start, end) === 0) {
+      r.facts.terminal = true;
+      return r;
+    }
     const lx = this.lx;
     lx.reset(buf, start, end);
     this.decisive = 0;

@@ -8,8 +8,9 @@ import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import { InfermeterError, errorCode, isTimeout, upstreamError } from '../lib/errors.js';
 import type { Outcome } from '../record/record.js';
-import type { RecordSink } from '../record/sink.js';
+import type { RecordSink, WatchedStream } from '../record/sink.js';
 import { readGenerationRequest } from './body.js';
+import { hasBody, modelInPath } from './request-shape.js';
 import { refuseBody, tooLarge } from './body-limit.js';
 import { clientResponseHeaders, headerValue, upstreamRequestHeaders } from './headers.js';
 import { RequestMeter } from './meter.js';
@@ -46,9 +47,9 @@ const REFUSED = new Set(['ECONNREFUSED']);
  * straight to the client socket, with no Readable stream, async iterator or AbortSignal
  * between them (each of those costs allocations and ticks per chunk on the proxy loop).
  */
-export class Exchange implements Dispatcher.DispatchHandler {
+export class Exchange implements Dispatcher.DispatchHandler, WatchedStream {
   private meter: RequestMeter;
-  private model = '';
+  model = '';
   /** The sink was told this request's model (its in-flight count per model). */
   private modelAdmitted = false;
   private streamed = false;
@@ -108,6 +109,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
       this.ctx.sink.admitted(gen.model);
       this.modelAdmitted = true;
       this.streamed = gen.stream;
+      if (gen.stream) this.ctx.sink.watch(this);
       injected = gen.injected;
       if (gen.unreadable) this.meter.failure = 'invalid_body';
       body = gen.body;
@@ -348,10 +350,17 @@ export class Exchange implements Dispatcher.DispatchHandler {
     this.finish(err.outcome, -1, err.code.toLowerCase());
   }
 
+  /** The silent-stream count's reading (record/sink.ts): the last read's time, the request's start before any. */
+  lastByteAt(): number {
+    const m = this.meter;
+    return m.now > m.t0 ? m.now : m.t0;
+  }
+
   private finish(outcome: Outcome, end: number, errorType: string | null): void {
     if (this.finished) return;
     this.finished = true;
     this.res.off('close', this.onClientClose);
+    this.ctx.sink.unwatch(this);
     const upstream = this.upstream;
     if (upstream) upstream.inFlight--;
     this.ctx.sink.finished(
@@ -373,26 +382,10 @@ export class Exchange implements Dispatcher.DispatchHandler {
   }
 }
 
-/** The model a `/v1/models/<id>` path names (null for the list itself). */
-function modelInPath(path: string): string | null {
-  const m = /^\/v1\/models\/([^?]+)/.exec(path);
-  if (!m) return null;
-  try {
-    return decodeURIComponent(m[1]!);
-  } catch {
-    return m[1]!;
-  }
-}
-
 function flushHeaders(res: ServerResponse): void {
   if (!res.headersSent && !res.destroyed) res.flushHeaders();
 }
 
 function clientGoneError(): Error {
   return Object.assign(new Error('the client closed the connection'), { code: 'CLIENT_GONE' });
-}
-
-function hasBody(req: IncomingMessage): boolean {
-  const len = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (len !== undefined && len !== '0');
 }

@@ -48,6 +48,12 @@ export class RequestMeter {
   cachedTokens = -1;
   reasoningTokens = -1;
   sawErrorEvent = false;
+  /** The stream's terminal event came ([DONE], message_stop, response.completed/incomplete/failed). */
+  sawTerminal = false;
+  /** The longest wait for a token that ended in a reasoning, tool-call or content token, ms (-1: none such). */
+  private longestReasoning = -1;
+  private longestTool = -1;
+  private longestContent = -1;
   failure: MeteringFailure | null = null;
   private gaps: Float32Array | null = null;
   private gapCount = 0;
@@ -60,6 +66,7 @@ export class RequestMeter {
   private templateStart = 0;
   private templateEnd = 0;
   private templateVisible = false;
+  private templateTool = false;
   private templateMisses = 0;
   /** Events answered by the template (tests; a counter costs nothing here). */
   templateHits = 0;
@@ -126,7 +133,7 @@ export class RequestMeter {
     if (tpl !== null) {
       if (matchTemplate(buf, start, end, tpl, this.templateStart, this.templateEnd)) {
         this.templateHits++;
-        this.onTokenChunk(this.templateVisible);
+        this.onTokenChunk(this.templateVisible, this.templateTool);
         return KEEP;
       }
       this.templateMisses++;
@@ -146,7 +153,8 @@ export class RequestMeter {
       if (this.readsResponse) this.readParsedResponse(doc, f);
     }
     this.noteUsage(f);
-    if (f.token) this.onTokenChunk(f.visible);
+    if (f.token) this.onTokenChunk(f.visible, f.tool);
+    if (f.terminal) this.sawTerminal = true;
     return f.usageOnly && this.stripUsage ? DROP : KEEP;
   };
 
@@ -156,6 +164,7 @@ export class RequestMeter {
     this.templateStart = scanned.tokenStart - start;
     this.templateEnd = scanned.tokenEnd - start;
     this.templateVisible = scanned.facts.visible;
+    this.templateTool = scanned.facts.tool;
   }
 
   /** JSON.parse, or INVALID with the failure noted (the stream's metering gives up). */
@@ -213,13 +222,22 @@ export class RequestMeter {
     this.failure = 'oversized_event';
   };
 
-  private onTokenChunk(visible: boolean): void {
+  private onTokenChunk(visible: boolean, tool: boolean): void {
     const now = this.now;
     this.tokenChunks++;
     if (this.firstToken < 0) {
       this.firstToken = now;
       this.inFlightAtFirstToken = this.loop.generationInFlight;
-    } else this.pushGap((now - this.lastToken) / 1000);
+    } else {
+      const gap = now - this.lastToken;
+      this.pushGap(gap / 1000);
+      // The silence belongs to the phase of the token that ended it.
+      if (tool) {
+        if (gap > this.longestTool) this.longestTool = gap;
+      } else if (visible) {
+        if (gap > this.longestContent) this.longestContent = gap;
+      } else if (gap > this.longestReasoning) this.longestReasoning = gap;
+    }
     if (visible && this.firstOutput < 0) this.firstOutput = now;
     this.lastToken = now;
   }
@@ -311,6 +329,12 @@ export class RequestMeter {
       traceFlags: this.traceFlags,
       responseModel: this.responseModel,
       finishReasons: this.finishReasons.length > 0 ? this.finishReasons.join(',') : null,
+      terminal: this.sawTerminal,
+      // Before the first token: until it came, else until the stream ended (a stall, an abort).
+      silenceFirst: !base.streamed ? -1 : this.firstToken >= 0 ? (this.firstToken - this.t0) / 1000 : ((base.end >= 0 ? base.end : performance.now()) - this.t0) / 1000,
+      silenceReasoning: this.longestReasoning < 0 ? -1 : this.longestReasoning / 1000,
+      silenceTool: this.longestTool < 0 ? -1 : this.longestTool / 1000,
+      silenceContent: this.longestContent < 0 ? -1 : this.longestContent / 1000,
     };
   }
 }

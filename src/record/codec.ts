@@ -6,10 +6,11 @@
  * clone of an object graph per request, on both ends.
  *
  * Layout (little-endian), per record:
- *   u8 outcome · u8 token source · u8 metering failure (255: none) · u8 flags (1 streamed, 2 gaps, 4 input tokens known, 8 model admitted)
+ *   u8 outcome · u8 token source · u8 metering failure (255: none) · u8 flags (1 streamed, 2 gaps, 4 input tokens known, 8 model admitted, 16 terminal event)
  *   u16 status · f64 ttft · f64 ttfo · f64 e2e · u32 input tokens · u32 output tokens
  *   f64 startedAt · u32 in flight at start · i32 in flight at first token · i32 cached input tokens
  *   i32 reasoning tokens · u8 trace flags · u8 upstream index (255: none)
+ *   f32 × 4 longest silence: before the first token, reasoning, tool call, content (-1: none)
  *   str route · str operation · str model · str error type · str tenant · str trace id · str span id
  *   str parent span id · str response model · str finish reasons (u16 byte length, 0xffff: null; then UTF-8)
  *   [u32 gap count · f32 × count]
@@ -18,12 +19,12 @@
  */
 import { METERING_FAILURES, OUTCOMES, TOKEN_SOURCES, type RequestRecord } from './record.js';
 
-/** 3: response model and finish reasons (issue 16); 5: the upstream index (issue 26). */
-export const CODEC_VERSION = 5;
+/** 3: response model and finish reasons (issue 16); 5: the upstream index (issue 26); 6: the terminal event and the silences (issue 49). */
+export const CODEC_VERSION = 6;
 const NONE = 255;
 const NULL_STRING = 0xffff;
 const HEADER = 8;
-const FIXED = 4 + 2 + 24 + 8 + 8 + 16 + 1 + 1;
+const FIXED = 4 + 2 + 24 + 8 + 8 + 16 + 1 + 1 + 16;
 /** Strings per record, each with its u16 length. */
 const STRINGS = 10;
 
@@ -56,7 +57,7 @@ export class RecordEncoder {
     b[p++] = outcomeIndex.get(r.outcome)!;
     b[p++] = sourceIndex.get(r.tokenSource)!;
     b[p++] = r.meteringFailure === null ? NONE : failureIndex.get(r.meteringFailure)!;
-    b[p++] = (r.streamed ? 1 : 0) | (gaps ? 2 : 0) | (r.inputTokensKnown ? 4 : 0) | (r.modelAdmitted ? 8 : 0);
+    b[p++] = (r.streamed ? 1 : 0) | (gaps ? 2 : 0) | (r.inputTokensKnown ? 4 : 0) | (r.modelAdmitted ? 8 : 0) | (r.terminal ? 16 : 0);
     p = b.writeUInt16LE(r.status, p);
     p = b.writeDoubleLE(r.ttft, p);
     p = b.writeDoubleLE(r.ttfo, p);
@@ -70,6 +71,10 @@ export class RecordEncoder {
     p = b.writeInt32LE(r.reasoningTokens, p);
     b[p++] = r.traceFlags;
     b[p++] = r.upstream < 0 ? NONE : r.upstream;
+    p = b.writeFloatLE(r.silenceFirst, p);
+    p = b.writeFloatLE(r.silenceReasoning, p);
+    p = b.writeFloatLE(r.silenceTool, p);
+    p = b.writeFloatLE(r.silenceContent, p);
     p = writeString(b, p, r.route);
     p = writeString(b, p, r.operation);
     p = writeString(b, p, r.model);
@@ -156,7 +161,11 @@ export function decodeRecords(data: ArrayBuffer | Uint8Array): RequestRecord[] {
     const reasoningTokens = b.readInt32LE(p + 54);
     const traceFlags = b[p + 58]!;
     const upstream = b[p + 59] === NONE ? -1 : b[p + 59]!;
-    p += 60;
+    const silenceFirst = b.readFloatLE(p + 60);
+    const silenceReasoning = b.readFloatLE(p + 64);
+    const silenceTool = b.readFloatLE(p + 68);
+    const silenceContent = b.readFloatLE(p + 72);
+    p += 76;
     // The encoder never writes null for these three, so `?? ''` cannot be seen from a valid batch
     // (mutation testing: equivalent).
     const route = str() ?? '';
@@ -183,6 +192,7 @@ export function decodeRecords(data: ArrayBuffer | Uint8Array): RequestRecord[] {
       chunkGaps, meteringFailure: failure === NONE ? null : METERING_FAILURES[failure]!, errorType,
       startedAt, inputTokensKnown: (flags & 4) !== 0, modelAdmitted: (flags & 8) !== 0, inFlightAtStart, inFlightAtFirstToken, cachedInputTokens, reasoningTokens,
       tenant, traceId, spanId, parentSpanId, traceFlags, responseModel, finishReasons,
+      terminal: (flags & 16) !== 0, silenceFirst, silenceReasoning, silenceTool, silenceContent,
     };
   }
   if (p !== b.length) throw new Error(`record batch: ${b.length - p} bytes left over`);

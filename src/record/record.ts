@@ -108,6 +108,17 @@ export interface RequestRecord {
   responseModel: string | null;
   /** The choices' distinct non-null finish_reason values, comma-joined (at most 8 of 32 bytes); null when none. */
   finishReasons: string | null;
+  /** A stream whose terminal event came ([DONE], message_stop, response.completed / incomplete / failed). */
+  terminal: boolean;
+  /**
+   * The longest silence of a stream by phase, seconds (-1: none in that phase): before its
+   * first token (until it came, or until the stream ended without one), and the longest wait
+   * between tokens that ended in a reasoning, a tool-call and a content token.
+   */
+  silenceFirst: number;
+  silenceReasoning: number;
+  silenceTool: number;
+  silenceContent: number;
 }
 
 /** The fields a record has before anything is measured: for records the proxy never metered. */
@@ -115,6 +126,7 @@ export const UNMEASURED = {
   ttft: -1, ttfo: -1, e2e: -1, inputTokens: 0, outputTokens: 0, tokenSource: 'none', chunkGaps: null, meteringFailure: null,
   inputTokensKnown: false, modelAdmitted: false, inFlightAtStart: 0, inFlightAtFirstToken: -1, cachedInputTokens: -1, reasoningTokens: -1,
   upstream: -1, tenant: null, traceId: null, spanId: null, parentSpanId: null, traceFlags: 0, responseModel: null, finishReasons: null,
+  terminal: false, silenceFirst: -1, silenceReasoning: -1, silenceTool: -1, silenceContent: -1,
 } as const satisfies Partial<RequestRecord>;
 
 /**
@@ -133,6 +145,8 @@ export interface WireBatch {
   startedByRoute: number[];
   /** Generation requests whose model the loop read since its last batch, per raw model name (null: none). */
   startedByModel: [string, number][] | null;
+  /** Streams in flight with no byte for --stall-after, per raw model name, as last counted (at most once a second); null: none. */
+  silentByModel?: [string, number][] | null;
   /** The records' request bodies, for the prompt block hashing (input.ts); null when none or nobody reads them. */
   inputs?: WireInputs | null;
 }

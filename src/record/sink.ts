@@ -40,7 +40,22 @@ export interface RecordSink {
   readonly generationInFlight: number;
   /** `input`: the request's body and session, only while a reader of prompt shapes is on (input.ts). */
   finished(record: RequestRecord, input?: RequestInput | null): void;
+  /** A streamed generation request, from its model's read until it finishes: counted silent while no byte came for `stallAfterMs`. */
+  watch(stream: WatchedStream): void;
+  unwatch(stream: WatchedStream): void;
+  /** --stall-after, ms: what silent means for watched streams. */
+  stallAfterMs: number;
 }
+
+/** A stream in flight as the silent count reads it (the exchange): its raw model name and when its last byte came. */
+export interface WatchedStream {
+  readonly model: string;
+  /** performance.now() of its last upstream byte, or of its start while none came. */
+  lastByteAt(): number;
+}
+
+/** Silent streams are counted at most this often (a batch carries the last count). */
+const SILENT_COUNT_MS = 1000;
 
 /** Batches one proxy loop's starts and records; `deliver` carries each batch away. */
 export class BatchingSink implements RecordSink {
@@ -52,6 +67,11 @@ export class BatchingSink implements RecordSink {
   /** Models read since the last batch (admitted), per raw name. */
   private admittedByModel = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
+  private readonly watched = new Set<WatchedStream>();
+  stallAfterMs = 10_000;
+  /** The last count of silent streams per raw model name (null: none silent), and when it was made. */
+  private silent: [string, number][] | null = null;
+  private silentAt = -SILENT_COUNT_MS;
   private readonly loop: ProxyLoopMonitor;
   private readonly loopTimer: NodeJS.Timeout;
   private readonly beatTimer: NodeJS.Timeout;
@@ -100,6 +120,27 @@ export class BatchingSink implements RecordSink {
     this.schedule();
   }
 
+  watch(stream: WatchedStream): void {
+    this.watched.add(stream);
+  }
+
+  unwatch(stream: WatchedStream): void {
+    this.watched.delete(stream);
+  }
+
+  /** Watched streams with no byte for stallAfterMs, per raw model name: counted once a second at most. */
+  private silentByModel(now: number): [string, number][] | null {
+    if (now - this.silentAt < SILENT_COUNT_MS) return this.silent;
+    this.silentAt = now;
+    let by: Map<string, number> | null = null;
+    for (const s of this.watched) {
+      if (now - s.lastByteAt() < this.stallAfterMs) continue;
+      by ??= new Map();
+      by.set(s.model, (by.get(s.model) ?? 0) + 1);
+    }
+    return (this.silent = by ? [...by] : null);
+  }
+
   private lastFlush = -FLUSH_MS;
 
   /**
@@ -115,12 +156,12 @@ export class BatchingSink implements RecordSink {
   flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    this.lastFlush = performance.now();
+    const now = (this.lastFlush = performance.now());
     const byModel = this.admittedByModel.size > 0 ? [...this.admittedByModel] : null;
     if (byModel) this.admittedByModel.clear();
     this.deliver({
       source: this.source, records: this.encoder.take(), inFlight: this.live, generationInFlight: this.generation,
-      startedByRoute: [...this.startedByRoute], startedByModel: byModel, inputs: this.inputs.take(),
+      startedByRoute: [...this.startedByRoute], startedByModel: byModel, inputs: this.inputs.take(), silentByModel: this.silentByModel(now),
     });
   }
 

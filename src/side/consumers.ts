@@ -15,6 +15,7 @@ import { slowLogProvider } from '../exporters/ui/slow-requests.js';
 import { PromptBlocksStage } from '../metrics/prompt/blocks.js';
 import { WorkloadTrace } from '../exporters/workload-trace/trace.js';
 import { PrefixCacheMonitor } from '../metrics/prefix/live.js';
+import { StreamHealth } from '../metrics/streams/health.js';
 
 export const CONSUMERS: readonly ConsumerEntry[] = [
   {
@@ -41,6 +42,12 @@ export const CONSUMERS: readonly ConsumerEntry[] = [
     name: 'requests',
     enabled: () => true,
     create: ({ registry, options: o }) => new RequestMetrics(registry, o.buckets, o.engine, o.slos, nativeOptionsFrom(o), exemplarPolicyFrom(o), o),
+  },
+  {
+    // Every stream's ending and its longest silence by phase (docs/stream-health.md).
+    name: 'stream-health',
+    enabled: () => true,
+    create: ({ registry, options: o }) => new StreamHealth(registry, o.buckets),
   },
   {
     // Decided by the OTEL_* environment, as every OpenTelemetry SDK does.

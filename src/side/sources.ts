@@ -21,6 +21,8 @@ interface Source {
   history: InFlightHistory;
   /** In flight per raw model name (bounded by the requests in flight: a model leaves when its last request ends). */
   models: Map<string, number>;
+  /** Its silent streams per raw model name, as its last batch said. */
+  silent: [string, number][];
 }
 
 export class Sources {
@@ -34,11 +36,12 @@ export class Sources {
   /** One proxy loop's batch: its decoded records (their in-flight figures made machine-wide) and inputs. */
   wire(batch: WireBatch): Decoded {
     let src = this.sources.get(batch.source);
-    if (!src) this.sources.set(batch.source, (src = { inFlight: 0, started: [], finished: new Array<number>(ROUTE_LABELS.length).fill(0), history: new InFlightHistory(), models: new Map() }));
+    if (!src) this.sources.set(batch.source, (src = { inFlight: 0, started: [], finished: new Array<number>(ROUTE_LABELS.length).fill(0), history: new InFlightHistory(), models: new Map(), silent: [] }));
     this.health.beat(batch.source);
     src.inFlight = batch.inFlight;
     src.history.note(Date.now(), batch.generationInFlight ?? 0);
     src.started = batch.startedByRoute;
+    src.silent = batch.silentByModel ?? [];
     let records: RequestRecord[] = [];
     if (batch.records) {
       try {
@@ -102,6 +105,18 @@ export class Sources {
     const out = new Map<string, number>();
     for (const s of this.sources.values()) {
       for (const [model, n] of s.models) {
+        const label = labelOf(model);
+        out.set(label, (out.get(label) ?? 0) + n);
+      }
+    }
+    return out;
+  }
+
+  /** Streams silent for --stall-after per model label, over every loop, as each last reported. */
+  silentByModel(labelOf: (model: string) => string): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const s of this.sources.values()) {
+      for (const [model, n] of s.silent) {
         const label = labelOf(model);
         out.set(label, (out.get(label) ?? 0) + n);
       }

@@ -14,6 +14,7 @@ export const M = {
   tpotByConcurrency: 'infermeter_time_per_output_token_by_concurrency_seconds',
   chunkByConcurrency: 'infermeter_inter_chunk_latency_by_concurrency_seconds',
   requests: 'infermeter_requests_total',
+  streamEndings: 'infermeter_stream_endings_total',
   tokens: 'infermeter_tokens_total',
   inFlight: 'infermeter_requests_in_flight',
   sloRequests: 'infermeter_slo_requests_total',

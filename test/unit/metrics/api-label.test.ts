@@ -1,6 +1,7 @@
 /**
- * The `api` label: on the five latency histograms and nowhere else, and exactly the four
- * generation APIs, measured on rendered /metrics after every route and outcome was seen.
+ * The `api` label: on the five latency histograms and stream health's families (streams are
+ * the APIs' own) and nowhere else, and exactly the four generation APIs, measured on rendered
+ * /metrics after every route and outcome was seen.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,6 +17,8 @@ const LATENCY = [
   'gen_ai_server_request_duration_seconds',
   'infermeter_inter_chunk_latency_seconds',
 ];
+/** Stream health (metrics/streams/): endings and silences are per API by design. */
+const STREAMS = ['infermeter_stream_endings_total', 'infermeter_longest_silence_seconds'];
 
 test('api takes exactly the four generation APIs, and only metered routes have one', () => {
   assert.deepEqual([...API_LABELS], ['chat_completions', 'completions', 'messages', 'responses']);
@@ -25,7 +28,7 @@ test('api takes exactly the four generation APIs, and only metered routes have o
   assert.deepEqual(REQUEST_METRICS.filter((m) => (m.labels as readonly string[]).includes(API_LABEL)).map((m) => m.name), LATENCY);
 });
 
-test('on /metrics after every route and outcome: the five latency histograms carry api, with every API and no other value; no other family has it', async () => {
+test('on /metrics after every route and outcome: the five latency histograms and the stream families carry api, with every API and no other value; no other family has it', async () => {
   const { samples } = parsePrometheusText(await renderScenario({ models: 1, tenants: 0, slos: NO_SLOS }));
   const family = (name: string) => name.replace(/_(bucket|sum|count)$/, '');
   const byFamily = new Map<string, Set<string | undefined>>();
@@ -35,7 +38,7 @@ test('on /metrics after every route and outcome: the five latency histograms car
     byFamily.get(f)!.add(s.labels[API_LABEL]);
   }
   for (const [f, apis] of byFamily) {
-    if (LATENCY.includes(f)) assert.deepEqual([...apis].sort(), [...API_LABELS], f);
+    if (LATENCY.includes(f) || STREAMS.includes(f)) assert.deepEqual([...apis].sort(), [...API_LABELS], f);
     else assert.deepEqual([...apis], [undefined], `${f} has no api label`);
   }
   // Messages and Responses are chat operations: the api label is what keeps them apart.

@@ -73,7 +73,7 @@ test('operational alerts are always there; without SLOs there are no SLO alerts'
   const none = generateRules(parseSloConfig(undefined, 'test')).flatMap((g) => g.rules);
   const names = none.filter((r) => r.alert).map((r) => r.alert);
   assert.deepEqual(names, [
-    'InfermeterUpstreamErrors', 'InfermeterKVCacheFull', 'InfermeterQueueGrowing', 'InfermeterGPUTemperatureHigh',
+    'InfermeterUpstreamErrors', 'InfermeterStreamsStalled', 'InfermeterKVCacheFull', 'InfermeterQueueGrowing', 'InfermeterGPUTemperatureHigh',
     'InfermeterGPUPowerCapped', 'InfermeterGPUThermalViolation', 'InfermeterCollectorDown', 'InfermeterGPUDataStale',
     'InfermeterConfigReloadFailed', 'InfermeterDown', 'InfermeterTargetMissing',
     // Silent without SLOs: a model has a load ratio only once it has a threshold to break.

@@ -130,13 +130,13 @@ test('events the scan must leave to the full parse', () => {
   for (const h of hard) assert.equal(scanner.scan(Buffer.from(h), 0, Buffer.byteLength(h)), null, h);
 });
 
-test('[DONE] says nothing and is no template; anything around it is left to the full parse', () => {
+test('[DONE] says only that the stream ended, and is no template; anything around it is left to the full parse', () => {
   const done = Buffer.from('data: [DONE]\n\n');
   // A token event first: nothing of it may stay in the answer for [DONE].
   agree(Buffer.from('{"choices":[{"delta":{"content":"x"}}],"usage":{"prompt_tokens":3,"completion_tokens":1}}'));
   const scanned = scanner.scan(done, 6, 12);
   assert.ok(scanned !== null);
-  assert.deepEqual(scanned.facts, emptyFacts());
+  assert.deepEqual(scanned.facts, { ...emptyFacts(), terminal: true });
   assert.equal(scanned.tokenStart, -1);
   for (const text of ['[DONE] ', ' [DONE]', '[DONE', '[done]']) assert.equal(scanner.scan(Buffer.from(text), 0, text.length), null, text);
 });

@@ -36,6 +36,12 @@ function record(i: number): RequestRecord {
     traceFlags: i % 2,
     responseModel: i % 3 ? null : `served-✓-${i}`,
     finishReasons: i % 4 ? (i % 2 ? 'stop' : 'length,tool_calls') : null,
+    terminal: i % 3 === 1,
+    // Float32: values it holds exactly.
+    silenceFirst: i % 5 ? i / 8 : -1,
+    silenceReasoning: i % 2 ? -1 : i * 0.25,
+    silenceTool: i % 7 ? -1 : 5.5,
+    silenceContent: i % 3 ? i / 16 : -1,
   };
 }
 

@@ -37,6 +37,7 @@ const SAMPLES: Record<string, string> = {
   connectTimeout: '3s',
   headersTimeout: '60s',
   idleTimeout: '30s',
+  stallAfter: '15s',
   shutdownTimeout: '5s',
   bodyLimit: '1mb',
   upstreamConnections: '64',

@@ -102,21 +102,19 @@ export class Sources {
 
   /** Generation requests in flight per model label, over every loop (labels as they are now). */
   inFlightByModel(labelOf: (model: string) => string): Map<string, number> {
-    const out = new Map<string, number>();
-    for (const s of this.sources.values()) {
-      for (const [model, n] of s.models) {
-        const label = labelOf(model);
-        out.set(label, (out.get(label) ?? 0) + n);
-      }
-    }
-    return out;
+    return this.byLabel(labelOf, (s) => s.models);
   }
 
   /** Streams silent for --stall-after per model label, over every loop, as each last reported. */
   silentByModel(labelOf: (model: string) => string): Map<string, number> {
+    return this.byLabel(labelOf, (s) => s.silent);
+  }
+
+  /** One per-raw-model count of every loop, summed per model label. */
+  private byLabel(labelOf: (model: string) => string, counts: (s: Source) => Iterable<[string, number]>): Map<string, number> {
     const out = new Map<string, number>();
     for (const s of this.sources.values()) {
-      for (const [model, n] of s.silent) {
+      for (const [model, n] of counts(s)) {
         const label = labelOf(model);
         out.set(label, (out.get(label) ?? 0) + n);
       }

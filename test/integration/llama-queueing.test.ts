@@ -48,7 +48,10 @@ withLlama('under queueing infermeter\'s TTFT rises and its in-flight gauge count
   let client: OpenAI;
   let sent = 0;
   before(async () => {
-    llama = await startLlamaServer(engine, { parallel: 1 });
+    // llama-server serves HTTP with max(--parallel + 2, cores - 1) threads: 3 on a 2-core
+    // machine, fewer than 4 streaming clients and the sampler's scrapes, so a client could wait
+    // in its HTTP layer, where requests_deferred does not count it. Enough threads for all.
+    llama = await startLlamaServer(engine, { parallel: 1, extra: ['--threads-http', String(CLIENTS + 4)] });
     meter = await startMeter(llama.url);
     client = new OpenAI({ baseURL: `${meter.url}/v1`, apiKey: 'none', maxRetries: 0 });
     await ask('warm up');

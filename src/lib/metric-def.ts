@@ -20,7 +20,7 @@ export interface MetricDef {
   source: 'proxy' | 'slo' | 'collector' | 'gpu' | 'engine' | 'host' | 'process';
 }
 
-export type BucketSet = 'ttft' | 'tpot' | 'e2e' | 'tokens' | 'chunk' | 'ttft_by_prompt' | 'tpot_by_concurrency' | 'silence';
+export type BucketSet = 'ttft' | 'tpot' | 'e2e' | 'tokens' | 'chunk' | 'ttft_by_prompt' | 'tpot_by_concurrency' | 'silence' | 'abort' | 'release';
 
 /**
  * OTel GenAI bucket boundaries, extended upward: the semconv lists stop at 10 s (TTFT) and
@@ -39,6 +39,10 @@ export const DEFAULT_BUCKETS: Record<BucketSet, readonly number[]> = {
   tpot_by_concurrency: [0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28],
   // A stream's longest silence (docs/stream-health.md): from a slow token to a tool call held back for a minute.
   silence: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300],
+  // Abort propagation (docs/waste.md): the proxy's own hop, microseconds when its loop is free, up to a loop stalled for a second.
+  abort: [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+  // An engine's release of aborted requests, read at its scrapes (seconds apart).
+  release: [0.25, 0.5, 1, 2, 5, 10, 15, 30, 60],
 };
 
 /** A gauge registered from its definition (collectors and the metrics side alike). */

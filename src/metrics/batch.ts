@@ -24,6 +24,8 @@ export interface JudgedBatch {
   readonly inFlightByModel?: ReadonlyMap<string, number>;
   /** Streams in flight with no byte for --stall-after per model label, machine-wide (stream health); absent with inFlightByModel. */
   readonly silentByModel?: ReadonlyMap<string, number>;
+  /** Requests in flight per upstream (index in the configured list), machine-wide, as the loops last reported (the waste ledger's engine-release check). */
+  readonly inFlightByUpstream?: readonly number[];
   /**
    * Each record's request body and session (record/input.ts), by index: only while a reader of
    * prompt shapes is on, and read only by the prompt block hashing (metrics/prompt/blocks.ts),

@@ -12,6 +12,7 @@ import type { MetricDef } from '../lib/metric-def.js';
 import { ENERGY_METRICS } from './energy/defs.js';
 import { PREFIX_METRICS } from './prefix/defs.js';
 import { STREAM_METRICS } from './streams/defs.js';
+import { WASTE_METRICS } from './waste/defs.js';
 
 /** Labels every per-request metric carries (OTel GenAI semantic conventions, Prometheus spelling). */
 export const REQUEST_LABELS = ['gen_ai_operation_name', 'gen_ai_provider_name', 'gen_ai_request_model'] as const;
@@ -112,7 +113,7 @@ export const WORKLOAD_TRACE_METRICS = [
 
 /** Every metric, request and collector families alike. */
 export function catalog(): readonly MetricDef[] {
-  return [...REQUEST_METRICS, ...BREAKDOWN_METRICS, ...BOTTLENECK_METRICS, ...HEADROOM_METRICS, ...ENERGY_METRICS, ...PREFIX_METRICS, ...STREAM_METRICS, ...COLLECTOR_HEALTH_METRICS, ...CONFIG_RELOAD_METRICS, ...WORKLOAD_TRACE_METRICS, ...GPU_METRICS, ...ENGINE_METRICS, ...HOST_METRICS];
+  return [...REQUEST_METRICS, ...BREAKDOWN_METRICS, ...BOTTLENECK_METRICS, ...HEADROOM_METRICS, ...ENERGY_METRICS, ...PREFIX_METRICS, ...STREAM_METRICS, ...WASTE_METRICS, ...COLLECTOR_HEALTH_METRICS, ...CONFIG_RELOAD_METRICS, ...WORKLOAD_TRACE_METRICS, ...GPU_METRICS, ...ENGINE_METRICS, ...HOST_METRICS];
 }
 
 export function metricDef(name: string): MetricDef {

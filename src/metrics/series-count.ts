@@ -106,7 +106,7 @@ function energyScenario(registry: Registry): { ingest: EnergyMeter['ingest']; se
   const machine = { read: () => ({ gpus: [gpu(now)], gpuEngines: null }) as unknown as MachineState };
   const upstreams = [{ name: 'engine', url: 'http://127.0.0.1:1', gpus: [] }] as unknown as ConstructorParameters<typeof EnergyMeter>[0]['upstreams'];
   const meter = new EnergyMeter({ registry, machine, upstreams, log: pino({ level: 'silent' }), now: () => now,
-    settings: { gpuHourCost: 1, energyPrice: 1, currency: 'USD', energyPrefillRate: 10_000 } });
+    settings: { gpuHourCost: 1, energyPrice: 1, currency: 'USD', energyPrefillRate: 10_000, promptCharsPerToken: 4 } });
   meter.tick();
   return {
     ingest: (b) => meter.ingest(b),

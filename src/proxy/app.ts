@@ -64,6 +64,7 @@ export function buildApp(config: ProxyOptions, sink: RecordSink, log: Logger): A
   });
   const ready = upstreams.start();
   sink.stallAfterMs = config.stallAfter * 1000;
+  sink.upstreamsInFlight = () => upstreams.all.map((u) => u.inFlight);
   const ctx: ProxyContext = {
     upstreams,
     injectUsage: config.injectUsage,

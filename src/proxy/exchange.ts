@@ -72,6 +72,8 @@ export class Exchange implements Dispatcher.DispatchHandler, WatchedStream {
   private failedOver = false;
   /** The request as the metrics side's prompt readers get it (a reference to the buffered body). */
   private input: RequestInput | null = null;
+  /** The record's requestBytes and abortPropagation (record/record.ts; -2 while the abort is under way). */
+  private requestBytes = 0; private abortPropagation = -1;
 
   constructor(
     private readonly ctx: ProxyContext,
@@ -101,6 +103,7 @@ export class Exchange implements Dispatcher.DispatchHandler, WatchedStream {
     if (this.route.metered && this.req.method === 'POST') {
       const raw = await this.readBody();
       if (!raw) return;
+      this.requestBytes = raw.length;
       if (this.ctx.input) this.input = this.ctx.input(this.req.headers, raw);
       // Usage injection is a chat/completions matter: the Messages and Responses APIs always report usage.
       const gen = readGenerationRequest(raw, this.ctx.injectUsage && (this.route.api === 'chat' || this.route.api === 'completions'));
@@ -239,7 +242,7 @@ export class Exchange implements Dispatcher.DispatchHandler, WatchedStream {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
-    if (this.finished) return;
+    if (this.finished || this.abortPropagation === -2) return;
     if (this.clientGone) return this.finish('client_abort', -1, null);
     if (!this.responded) {
       if (this.attempt === 0 && this.replayable && RETRYABLE.has(errorCode(err))) {
@@ -282,8 +285,12 @@ export class Exchange implements Dispatcher.DispatchHandler, WatchedStream {
   private readonly onClientClose = (): void => {
     if (this.finished || this.res.writableFinished) return;
     this.clientGone = true;
-    // The GPU must stop generating for nobody: abort the upstream request now.
-    this.controller?.abort(clientGoneError());
+    // The GPU must stop generating for nobody: abort the upstream request now (none started: nothing
+    // reached it). undici reports the abort (onResponseError) before it closes the connection: finish after.
+    const controller = this.controller, t = performance.now();
+    this.abortPropagation = -2;
+    controller?.abort(clientGoneError());
+    this.abortPropagation = controller ? (performance.now() - t) / 1000 : -1;
     // A body still being read would otherwise wait forever for bytes that will not come.
     if (!this.req.complete) this.req.destroy();
     this.finish('client_abort', -1, null);
@@ -376,6 +383,8 @@ export class Exchange implements Dispatcher.DispatchHandler, WatchedStream {
         tenant: this.ctx.tenant(this.req.headers),
         modelAdmitted: this.modelAdmitted,
         upstream: upstream ? upstream.index : -1,
+        requestBytes: this.requestBytes,
+        abortPropagation: this.abortPropagation,
       }),
       this.input,
     );

@@ -285,7 +285,7 @@ export class RequestMeter {
     if (f.error) this.sawErrorEvent = true;
   }
 
-  toRecord(base: { route: string; operation: string; model: string; status: number; streamed: boolean; outcome: Outcome; end: number; errorType: string | null; tenant: string | null; modelAdmitted?: boolean; upstream?: number }): RequestRecord {
+  toRecord(base: { route: string; operation: string; model: string; status: number; streamed: boolean; outcome: Outcome; end: number; errorType: string | null; tenant: string | null; modelAdmitted?: boolean; upstream?: number; requestBytes?: number; abortPropagation?: number }): RequestRecord {
     const ok = base.outcome === 'ok';
     let tokenSource: TokenSource = 'none';
     let outputTokens = 0;
@@ -335,6 +335,8 @@ export class RequestMeter {
       silenceReasoning: this.longestReasoning < 0 ? -1 : this.longestReasoning / 1000,
       silenceTool: this.longestTool < 0 ? -1 : this.longestTool / 1000,
       silenceContent: this.longestContent < 0 ? -1 : this.longestContent / 1000,
+      requestBytes: base.requestBytes ?? 0,
+      abortPropagation: base.abortPropagation ?? -1,
     };
   }
 }

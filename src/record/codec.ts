@@ -11,6 +11,7 @@
  *   f64 startedAt · u32 in flight at start · i32 in flight at first token · i32 cached input tokens
  *   i32 reasoning tokens · u8 trace flags · u8 upstream index (255: none)
  *   f32 × 4 longest silence: before the first token, reasoning, tool call, content (-1: none)
+ *   u32 request body bytes · f32 abort propagation (-1: none)
  *   str route · str operation · str model · str error type · str tenant · str trace id · str span id
  *   str parent span id · str response model · str finish reasons (u16 byte length, 0xffff: null; then UTF-8)
  *   [u32 gap count · f32 × count]
@@ -19,12 +20,12 @@
  */
 import { METERING_FAILURES, OUTCOMES, TOKEN_SOURCES, type RequestRecord } from './record.js';
 
-/** 3: response model and finish reasons (issue 16); 5: the upstream index (issue 26); 6: the terminal event and the silences (issue 49). */
-export const CODEC_VERSION = 6;
+/** 3: response model and finish reasons (issue 16); 5: the upstream index (issue 26); 6: the terminal event and the silences (issue 49); 7: the body's bytes and the abort propagation (issue 49). */
+export const CODEC_VERSION = 7;
 const NONE = 255;
 const NULL_STRING = 0xffff;
 const HEADER = 8;
-const FIXED = 4 + 2 + 24 + 8 + 8 + 16 + 1 + 1 + 16;
+const FIXED = 4 + 2 + 24 + 8 + 8 + 16 + 1 + 1 + 16 + 8;
 /** Strings per record, each with its u16 length. */
 const STRINGS = 10;
 
@@ -75,6 +76,8 @@ export class RecordEncoder {
     p = b.writeFloatLE(r.silenceReasoning, p);
     p = b.writeFloatLE(r.silenceTool, p);
     p = b.writeFloatLE(r.silenceContent, p);
+    p = b.writeUInt32LE(r.requestBytes >>> 0, p);
+    p = b.writeFloatLE(r.abortPropagation, p);
     p = writeString(b, p, r.route);
     p = writeString(b, p, r.operation);
     p = writeString(b, p, r.model);
@@ -165,7 +168,9 @@ export function decodeRecords(data: ArrayBuffer | Uint8Array): RequestRecord[] {
     const silenceReasoning = b.readFloatLE(p + 64);
     const silenceTool = b.readFloatLE(p + 68);
     const silenceContent = b.readFloatLE(p + 72);
-    p += 76;
+    const requestBytes = b.readUInt32LE(p + 76);
+    const abortPropagation = b.readFloatLE(p + 80);
+    p += 84;
     // The encoder never writes null for these three, so `?? ''` cannot be seen from a valid batch
     // (mutation testing: equivalent).
     const route = str() ?? '';
@@ -192,7 +197,7 @@ export function decodeRecords(data: ArrayBuffer | Uint8Array): RequestRecord[] {
       chunkGaps, meteringFailure: failure === NONE ? null : METERING_FAILURES[failure]!, errorType,
       startedAt, inputTokensKnown: (flags & 4) !== 0, modelAdmitted: (flags & 8) !== 0, inFlightAtStart, inFlightAtFirstToken, cachedInputTokens, reasoningTokens,
       tenant, traceId, spanId, parentSpanId, traceFlags, responseModel, finishReasons,
-      terminal: (flags & 16) !== 0, silenceFirst, silenceReasoning, silenceTool, silenceContent,
+      terminal: (flags & 16) !== 0, silenceFirst, silenceReasoning, silenceTool, silenceContent, requestBytes, abortPropagation,
     };
   }
   if (p !== b.length) throw new Error(`record batch: ${b.length - p} bytes left over`);

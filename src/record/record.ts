@@ -119,6 +119,14 @@ export interface RequestRecord {
   silenceReasoning: number;
   silenceTool: number;
   silenceContent: number;
+  /** Bytes of the request body the proxy read (generation routes; 0 otherwise): the prompt's size where no usage says its tokens. */
+  requestBytes: number;
+  /**
+   * A client abort: seconds from the proxy seeing the client's connection close to its upstream
+   * request aborted (the upstream connection destroyed). -1: no abort, or the request had not
+   * been written upstream yet (nothing reached the engine).
+   */
+  abortPropagation: number;
 }
 
 /** The fields a record has before anything is measured: for records the proxy never metered. */
@@ -126,7 +134,7 @@ export const UNMEASURED = {
   ttft: -1, ttfo: -1, e2e: -1, inputTokens: 0, outputTokens: 0, tokenSource: 'none', chunkGaps: null, meteringFailure: null,
   inputTokensKnown: false, modelAdmitted: false, inFlightAtStart: 0, inFlightAtFirstToken: -1, cachedInputTokens: -1, reasoningTokens: -1,
   upstream: -1, tenant: null, traceId: null, spanId: null, parentSpanId: null, traceFlags: 0, responseModel: null, finishReasons: null,
-  terminal: false, silenceFirst: -1, silenceReasoning: -1, silenceTool: -1, silenceContent: -1,
+  terminal: false, silenceFirst: -1, silenceReasoning: -1, silenceTool: -1, silenceContent: -1, requestBytes: 0, abortPropagation: -1,
 } as const satisfies Partial<RequestRecord>;
 
 /**
@@ -147,6 +155,8 @@ export interface WireBatch {
   startedByModel: [string, number][] | null;
   /** Streams in flight with no byte for --stall-after, per raw model name, as last counted (at most once a second); null: none. */
   silentByModel?: [string, number][] | null;
+  /** This loop's requests in flight per upstream (index in the configured list), as of the batch; absent: not reported. */
+  upstreamsInFlight?: number[] | null;
   /** The records' request bodies, for the prompt block hashing (input.ts); null when none or nobody reads them. */
   inputs?: WireInputs | null;
 }

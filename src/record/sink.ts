@@ -45,6 +45,8 @@ export interface RecordSink {
   unwatch(stream: WatchedStream): void;
   /** --stall-after, ms: what silent means for watched streams. */
   stallAfterMs: number;
+  /** This loop's requests in flight per upstream (set by the proxy): each batch carries them, for the engine-release check (metrics/waste/). */
+  upstreamsInFlight?: (() => number[]) | null;
 }
 
 /** A stream in flight as the silent count reads it (the exchange): its raw model name and when its last byte came. */
@@ -69,6 +71,7 @@ export class BatchingSink implements RecordSink {
   private timer: NodeJS.Timeout | null = null;
   private readonly watched = new Set<WatchedStream>();
   stallAfterMs = 10_000;
+  upstreamsInFlight: (() => number[]) | null = null;
   /** The last count of silent streams per raw model name (null: none silent), and when it was made. */
   private silent: [string, number][] | null = null;
   private silentAt = -SILENT_COUNT_MS;
@@ -162,6 +165,7 @@ export class BatchingSink implements RecordSink {
     this.deliver({
       source: this.source, records: this.encoder.take(), inFlight: this.live, generationInFlight: this.generation,
       startedByRoute: [...this.startedByRoute], startedByModel: byModel, inputs: this.inputs.take(), silentByModel: this.silentByModel(now),
+      upstreamsInFlight: this.upstreamsInFlight?.() ?? null,
     });
   }
 

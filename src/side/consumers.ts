@@ -16,6 +16,7 @@ import { PromptBlocksStage } from '../metrics/prompt/blocks.js';
 import { WorkloadTrace } from '../exporters/workload-trace/trace.js';
 import { PrefixCacheMonitor } from '../metrics/prefix/live.js';
 import { StreamHealth } from '../metrics/streams/health.js';
+import { WasteLedger } from '../metrics/waste/ledger.js';
 
 export const CONSUMERS: readonly ConsumerEntry[] = [
   {
@@ -48,6 +49,12 @@ export const CONSUMERS: readonly ConsumerEntry[] = [
     name: 'stream-health',
     enabled: () => true,
     create: ({ registry, options: o }) => new StreamHealth(registry, o.buckets),
+  },
+  {
+    // Tokens spent on nothing by cause, the effective goodput, the aborts' propagation and the engines' release (docs/waste.md).
+    name: 'waste',
+    enabled: () => true,
+    create: ({ registry, machine, options: o, log }) => new WasteLedger({ registry, machine, upstreams: o.upstreams, buckets: o.buckets, charsPerToken: o.promptCharsPerToken, log }),
   },
   {
     // Decided by the OTEL_* environment, as every OpenTelemetry SDK does.
@@ -100,6 +107,7 @@ export const CONSUMERS: readonly ConsumerEntry[] = [
       page.capacities = earlier(HeadroomMonitor) ?? null;
       page.energy = earlier(EnergyMeter) ?? null;
       page.prefix = earlier(PrefixCacheMonitor) ?? null;
+      page.waste = earlier(WasteLedger) ?? null;
       return page;
     },
   },

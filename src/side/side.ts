@@ -144,7 +144,7 @@ export class MetricsSide {
       batch = { records: [], labels: [], verdicts: [], inFlight };
     } else {
       const label = (m: string) => this.models.label(m);
-      batch = { ...judgeBatch(decoded.records, inFlight, this.live.slos, label, this.sources.inFlightByModel(label), decoded.inputs), silentByModel: this.sources.silentByModel(label) };
+      batch = { ...judgeBatch(decoded.records, inFlight, this.live.slos, label, this.sources.inFlightByModel(label), decoded.inputs), silentByModel: this.sources.silentByModel(label), inFlightByUpstream: this.sources.inFlightByUpstream() };
     }
     for (const c of this.consumers) c.ingest(batch);
   }

@@ -23,6 +23,8 @@ interface Source {
   models: Map<string, number>;
   /** Its silent streams per raw model name, as its last batch said. */
   silent: [string, number][];
+  /** Its requests in flight per upstream index, as its last batch said. */
+  upstreams: number[];
 }
 
 export class Sources {
@@ -36,12 +38,13 @@ export class Sources {
   /** One proxy loop's batch: its decoded records (their in-flight figures made machine-wide) and inputs. */
   wire(batch: WireBatch): Decoded {
     let src = this.sources.get(batch.source);
-    if (!src) this.sources.set(batch.source, (src = { inFlight: 0, started: [], finished: new Array<number>(ROUTE_LABELS.length).fill(0), history: new InFlightHistory(), models: new Map(), silent: [] }));
+    if (!src) this.sources.set(batch.source, (src = { inFlight: 0, started: [], finished: new Array<number>(ROUTE_LABELS.length).fill(0), history: new InFlightHistory(), models: new Map(), silent: [], upstreams: [] }));
     this.health.beat(batch.source);
     src.inFlight = batch.inFlight;
     src.history.note(Date.now(), batch.generationInFlight ?? 0);
     src.started = batch.startedByRoute;
     src.silent = batch.silentByModel ?? [];
+    src.upstreams = batch.upstreamsInFlight ?? [];
     let records: RequestRecord[] = [];
     if (batch.records) {
       try {
@@ -119,6 +122,13 @@ export class Sources {
         out.set(label, (out.get(label) ?? 0) + n);
       }
     }
+    return out;
+  }
+
+  /** Requests in flight per upstream index, over every loop, as each last reported. */
+  inFlightByUpstream(): number[] {
+    const out: number[] = [];
+    for (const s of this.sources.values()) s.upstreams.forEach((n, i) => (out[i] = (out[i] ?? 0) + n));
     return out;
   }
 

@@ -84,6 +84,9 @@ export interface EngineState {
   preemptions: number;
   promptTokens: number;
   generationTokens: number;
+  /** Of generationTokens, those of requests aborted before their end (the client left), and their prompts. */
+  abortedGenerationTokens: number;
+  abortedPromptTokens: number;
   finished: Record<FinishReason, number>;
   steps: number;
   byModel: Record<string, ModelWork>;
@@ -100,7 +103,7 @@ export class Engine {
   private stepBusy = false;
   private lastEnd = 0;
   private closed = false;
-  private readonly counts = { prefixQueriedTokens: 0, prefixHitTokens: 0, preemptions: 0, promptTokens: 0, generationTokens: 0, steps: 0 };
+  private readonly counts = { prefixQueriedTokens: 0, prefixHitTokens: 0, preemptions: 0, promptTokens: 0, generationTokens: 0, abortedGenerationTokens: 0, abortedPromptTokens: 0, steps: 0 };
   private readonly finishedBy: Record<FinishReason, number> = { stop: 0, length: 0, abort: 0 };
   private readonly byModel = new Map<string, ModelWork>();
 
@@ -124,6 +127,8 @@ export class Engine {
     if (seq.state === DONE) return;
     if (seq.state === WAITING) this.waiting.splice(this.waiting.indexOf(seq), 1);
     else this.running.splice(this.running.indexOf(seq), 1);
+    this.counts.abortedGenerationTokens += seq.generated;
+    this.counts.abortedPromptTokens += seq.spec.promptTokens;
     this.finish(seq, 'abort', performance.now());
   }
 

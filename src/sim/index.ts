@@ -40,7 +40,7 @@ export async function startSimulator(input: SimulatorInput = {}): Promise<Simula
   let engine: Engine | null = null;
   const metrics = createSimMetrics(opts, () => engine!.state());
   engine = new Engine(opts, metrics.events);
-  const counts: ServerCounts = { requests: 0, injectedErrors: 0, injectedMidstreamErrors: 0, injectedDrops: 0 };
+  const counts: ServerCounts = { requests: 0, injectedErrors: 0, injectedMidstreamErrors: 0, injectedDrops: 0, queueFull: 0, queueFullPromptTokens: 0 };
   const server = createServer({ keepAliveTimeout: 5000 }, createHandler(opts, engine, metrics.registry, counts));
   await listen(server, opts.listen.host, opts.listen.port);
   const port = (server.address() as AddressInfo).port;

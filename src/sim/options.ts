@@ -21,6 +21,9 @@ export interface SimOptions {
   stepPerSeqMs: number;
   prefillTps: number;
   maxNumSeqs: number;
+  /** Most requests waiting at once; one more is refused with queueFullStatus (0: no limit). */
+  maxNumQueuedReqs: number;
+  queueFullStatus: number;
   maxNumBatchedTokens: number;
   kvCacheTokens: number;
   /** vLLM's --num-gpu-blocks-override: KV-cache blocks, when > 0 (replaces --kv-cache-tokens). */
@@ -62,6 +65,11 @@ export const SIM_OPTIONS: readonly OptionSpec[] = [
   { key: 'stepPerSeqMs', flag: '--step-per-seq-ms <ms>', help: 'time each sequence in the batch adds to a step', default: '0.15', parse: nonNegative },
   { key: 'prefillTps', flag: '--prefill-tps <n>', help: 'prefill speed in prompt tokens per second (0 = instantaneous)', default: '8000', parse: nonNegative },
   { key: 'maxNumSeqs', flag: '--max-num-seqs <n>', help: 'most sequences running at once; the rest wait', default: '256', parse: parsePositiveInt },
+  { key: 'maxNumQueuedReqs', flag: '--max-num-queued-reqs <n>', help: 'most requests waiting at once: one more is refused, after its body was read, with --queue-full-status (0: no limit)', default: '0', parse: nonNegativeInt },
+  { key: 'queueFullStatus', flag: '--queue-full-status <code>', help: 'the status of a request refused by --max-num-queued-reqs: 503 or 429', default: '503', parse: (v) => {
+    if (v !== '503' && v !== '429') throw new Error(`expected 503 or 429, got "${v}"`);
+    return Number(v);
+  } },
   { key: 'maxNumBatchedTokens', flag: '--max-num-batched-tokens <n>', help: 'token budget of one step (chunked prefill)', default: '2048', parse: parsePositiveInt },
   { key: 'kvCacheTokens', flag: '--kv-cache-tokens <n>', help: 'KV-cache capacity in tokens (rounded down to whole blocks)', default: '112000', parse: parsePositiveInt },
   { key: 'numGpuBlocksOverride', flag: '--num-gpu-blocks-override <n>', help: 'KV-cache capacity in blocks, as vLLM\'s flag of that name (0: use --kv-cache-tokens)', default: '0', parse: nonNegativeInt },

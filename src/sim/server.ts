@@ -25,6 +25,9 @@ export interface ServerCounts {
   injectedErrors: number;
   injectedMidstreamErrors: number;
   injectedDrops: number;
+  /** Requests refused by --max-num-queued-reqs, and their prompt tokens. */
+  queueFull: number;
+  queueFullPromptTokens: number;
 }
 
 export function createHandler(opts: SimOptions, engine: Engine, registry: Registry, counts: ServerCounts): Handler {
@@ -67,6 +70,13 @@ export function createHandler(opts: SimOptions, engine: Engine, registry: Regist
       return sendError(res, err.status, err.type, err.message);
     }
     counts.requests++;
+    if (opts.maxNumQueuedReqs > 0 && engine.state().waiting >= opts.maxNumQueuedReqs) {
+      // Refused after the prompt was read and counted, as vLLM's admission limit does.
+      counts.queueFull++;
+      counts.queueFullPromptTokens += gen.promptTokens;
+      const tooMany = opts.queueFullStatus === 429;
+      return sendError(res, opts.queueFullStatus, tooMany ? 'TooManyRequestsError' : 'ServiceUnavailableError', `The waiting queue is full (--max-num-queued-reqs ${opts.maxNumQueuedReqs}); retry later.`);
+    }
     if (opts.errorRate > 0 && faultRand() < opts.errorRate) {
       counts.injectedErrors++;
       return sendError(res, 500, 'InternalServerError', 'Simulated engine failure (--error-rate).');

@@ -12,6 +12,7 @@ import type { CollectorStatus, EngineTotals, GpuStatus, UpstreamEngine } from '.
 import { HOST_FIELDS, type StatusState } from './state.js';
 import type { BottleneckVerdict } from '../../metrics/bottleneck/judge.js';
 import type { PrefixCacheStatus } from '../../metrics/prefix/live.js';
+import { abortDocument, modelWaste, type AbortStatus, type ModelWasteStatus, type WasteProvider } from './waste-json.js';
 import { energyDocument, modelEnergy, type EnergyDocument, type EnergyProvider, type ModelEnergyStatus } from './energy-json.js';
 import type { CapacityEstimate } from '../../metrics/headroom/estimate.js';
 import { API_LABELS } from '../../record/routes.js';
@@ -80,6 +81,8 @@ export interface ModelStatus {
   energy?: ModelEnergyStatus;
   /** Prefix reuse over the prefix-cache window, per upstream, and the verdict (docs/prefix-cache.md); absent without --prefix-cache, or before a request. */
   prefixCache?: PrefixCacheStatus;
+  /** Wasted tokens by cause and the effective goodput (docs/waste.md); absent before a request reached an upstream. */
+  waste?: ModelWasteStatus;
 }
 
 /**
@@ -142,6 +145,8 @@ export interface StatusDocument {
   slowRequests?: SlowRequest[];
   /** GPU energy and cost (docs/energy.md); absent without the GPU collector. */
   energy?: EnergyDocument;
+  /** Per upstream: client aborts, their propagation P99, the engine's last release (docs/waste.md). */
+  aborts?: AbortStatus;
 }
 
 export interface Series {
@@ -218,6 +223,7 @@ export function buildStatus(
   state: StatusState, q: StatusQuery, slow: SlowRequestProvider | null, bottlenecks: BottleneckProvider | null = null, capacities: CapacityProvider | null = null,
   energy: EnergyProvider | null = null,
   prefix: PrefixProvider | null = null,
+  waste: WasteProvider | null = null,
 ): StatusDocument {
   const now = state.now();
   const second = state.closedThrough;
@@ -225,7 +231,8 @@ export function buildStatus(
   const caps = capacities?.capacities();
   const power = energy?.status();
   const reuse = prefix?.status();
-  const models = [...state.models].map(([label, m]) => withPrefix(modelEnergy(modelStatus(state, label, m, second, now, verdicts?.get(label) ?? null, caps?.get(label) ?? null), power), reuse?.get(label)));
+  const wasted = waste?.status();
+  const models = [...state.models].map(([label, m]) => modelWaste(withPrefix(modelEnergy(modelStatus(state, label, m, second, now, verdicts?.get(label) ?? null, caps?.get(label) ?? null), power), reuse?.get(label)), wasted));
   models.sort((a, b) => b.requestsPerSecond - a.requestsPerSecond || b.lastSeenAt - a.lastSeenAt || a.model.localeCompare(b.model));
   const e = state.engine;
   const doc: StatusDocument = {
@@ -254,6 +261,7 @@ export function buildStatus(
   const rows = slow?.slowRequests();
   if (rows) doc.slowRequests = rows.slice(0, 50);
   if (power) doc.energy = energyDocument(power);
+  if (wasted) doc.aborts = abortDocument(wasted);
   return doc;
 }
 

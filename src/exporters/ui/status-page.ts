@@ -20,6 +20,7 @@ import { StatusState } from './state.js';
 import { ALL_MODELS, buildStatus, type BottleneckProvider, type CapacityProvider, type SlowRequestProvider } from './status-json.js';
 import type { EnergyProvider } from './energy-json.js';
 import type { PrefixProvider } from './status-json.js';
+import type { WasteProvider } from './waste-json.js';
 import { PAGE_CSS, PAGE_HTML } from './assets/page.js';
 import { APP_JS } from './assets/app-js.js';
 
@@ -76,6 +77,8 @@ export class StatusPage implements BatchConsumer {
   energy: EnergyProvider | null = null;
   /** The metrics side's prefix-cache model (src/metrics/prefix/); null: none shown. */
   prefix: PrefixProvider | null = null;
+  /** The metrics side's waste ledger (src/metrics/waste/); null: none shown. */
+  waste: WasteProvider | null = null;
   private timer: NodeJS.Timeout | null = null;
 
   constructor(private readonly opts: StatusPageOptions) {
@@ -138,7 +141,7 @@ export class StatusPage implements BatchConsumer {
     if (!/^\d{1,16}$/.test(sinceRaw) || !Number.isSafeInteger(since)) {
       return this.sendJson(reply, 400, { error: 'since: expected Unix milliseconds (a non-negative integer)' });
     }
-    const doc = buildStatus(this.state, { model: params.get('model') ?? ALL_MODELS, since }, this.slowRequests, this.bottlenecks, this.capacities, this.energy, this.prefix);
+    const doc = buildStatus(this.state, { model: params.get('model') ?? ALL_MODELS, since }, this.slowRequests, this.bottlenecks, this.capacities, this.energy, this.prefix, this.waste);
     return this.sendJson(reply, 200, doc);
   }
 

@@ -43,6 +43,8 @@ export interface WorkItem {
   outputTokens: number;
   /** Output tokens of a request that met every SLO. */
   goodOutputTokens: number;
+  /** Why the request's work went to nobody (metrics/waste/), null when it did not: its shares carry it apart. */
+  cause?: string | null;
 }
 
 /** One piece of a split bucket. */
@@ -57,9 +59,13 @@ export interface Share {
   gpuSeconds: number;
   outputTokens: number;
   goodOutputTokens: number;
+  /** The waste cause of the requests this share is for (WorkItem.cause); null: useful work, or idle. */
+  cause: string | null;
 }
 
 interface Tally {
+  model: string;
+  cause: string | null;
   /** Seconds of prefill: input tokens over the prefill rate. */
   prefill: number;
   /** Seconds its requests were in flight in the bucket (the split when neither prefill nor output tokens fell in it). */
@@ -71,7 +77,7 @@ interface Tally {
 interface Bucket {
   /** gpu → energy, GPU-seconds and the upstreams it served. */
   gpus: Map<string, { joules: number; seconds: number; upstreams: readonly string[] }>;
-  /** upstream → model → work. */
+  /** upstream → model and cause (tallyKey) → work. */
   work: Map<string, Map<string, Tally>>;
 }
 
@@ -151,8 +157,10 @@ export class EnergyLedger {
   private tally(b: Bucket, w: WorkItem): Tally {
     let models = b.work.get(w.upstream);
     if (!models) b.work.set(w.upstream, (models = new Map()));
-    let t = models.get(w.model);
-    if (!t) models.set(w.model, (t = { prefill: 0, inFlight: 0, outputTokens: 0, goodOutputTokens: 0 }));
+    const cause = w.cause ?? null;
+    const key = cause === null ? w.model : `${w.model}\u0000${cause}`;
+    let t = models.get(key);
+    if (!t) models.set(key, (t = { model: w.model, cause, prefill: 0, inFlight: 0, outputTokens: 0, goodOutputTokens: 0 }));
     return t;
   }
 
@@ -203,11 +211,11 @@ function parts(models: ReadonlyMap<string, Tally>): Map<string, number> | null {
   }
   const out = new Map<string, number>();
   if (!(prefill > 0) && !(output > 0)) {
-    for (const [model, t] of models) out.set(model, inFlight > 0 ? t.inFlight / inFlight : 1 / models.size);
+    for (const [key, t] of models) out.set(key, inFlight > 0 ? t.inFlight / inFlight : 1 / models.size);
     return out;
   }
   const f = output > 0 ? Math.min(1, prefill / (BUCKET_MS / 1000)) : 1;
-  for (const [model, t] of models) out.set(model, (prefill > 0 ? (f * t.prefill) / prefill : 0) + (output > 0 ? ((1 - f) * t.outputTokens) / output : 0));
+  for (const [key, t] of models) out.set(key, (prefill > 0 ? (f * t.prefill) / prefill : 0) + (output > 0 ? ((1 - f) * t.outputTokens) / output : 0));
   return out;
 }
 
@@ -233,12 +241,12 @@ function split(at: number, b: Bucket, powered: ReadonlySet<string>, out: Share[]
     const e = energy.get(u) ?? { joules: 0, seconds: 0 };
     const shares = partsOf.get(u);
     if (!shares) {
-      if (e.joules > 0 || e.seconds > 0) out.push({ at, upstream: u, model: '', state: 'idle', joules: e.joules, gpuSeconds: e.seconds, outputTokens: 0, goodOutputTokens: 0 });
+      if (e.joules > 0 || e.seconds > 0) out.push({ at, upstream: u, model: '', state: 'idle', joules: e.joules, gpuSeconds: e.seconds, outputTokens: 0, goodOutputTokens: 0, cause: null });
       continue;
     }
-    for (const [model, t] of b.work.get(u)!) {
-      const f = shares.get(model)!;
-      out.push({ at, upstream: u, model, state: 'busy', joules: e.joules * f, gpuSeconds: e.seconds * f, outputTokens: t.outputTokens, goodOutputTokens: t.goodOutputTokens });
+    for (const [key, t] of b.work.get(u)!) {
+      const f = shares.get(key)!;
+      out.push({ at, upstream: u, model: t.model, state: 'busy', joules: e.joules * f, gpuSeconds: e.seconds * f, outputTokens: t.outputTokens, goodOutputTokens: t.goodOutputTokens, cause: t.cause });
     }
   }
 }

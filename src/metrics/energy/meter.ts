@@ -19,6 +19,8 @@ import { EnergyLedger, type Share } from './ledger.js';
 import { InFlightStarts } from './in-flight.js';
 import { anyPrice, costOf, pricesByUpstream, type EnergySettings, type Prices } from './settings.js';
 import { EnergyWindow, WINDOW_MS, type ModelEnergy, type UpstreamEnergy } from './window.js';
+import { WASTE_METRICS, WASTED_GPU_SECONDS } from '../waste/defs.js';
+import { promptTokensOf, wasteCauseOf } from '../waste/ledger.js';
 
 export interface EnergyMeterOptions {
   registry: Registry;
@@ -52,6 +54,7 @@ export class EnergyMeter implements BatchConsumer {
   private readonly energy: Counter;
   private readonly cost: Counter;
   private readonly tokens: Counter;
+  private readonly wasted: Counter;
   private readonly now: () => number;
   /** Each GPU's energy at its last increase, and when. */
   private readonly gpuLast = new Map<number, { joules: number; at: number }>();
@@ -72,6 +75,8 @@ export class EnergyMeter implements BatchConsumer {
     this.energy = counter(ENERGY_METRIC);
     this.cost = counter(COST_METRIC);
     this.tokens = counter(ENERGY_TOKENS_METRIC);
+    const w = WASTE_METRICS.find((m) => m.name === WASTED_GPU_SECONDS)!;
+    this.wasted = new Counter({ name: w.name, help: w.help, labelNames: [...w.labels], registers: [opts.registry] });
   }
 
   ingest(batch: JudgedBatch): void {
@@ -87,10 +92,13 @@ export class EnergyMeter implements BatchConsumer {
       if (ABOUT_SERVER_ROUTES.has(r.route)) return;
       const verdicts = batch.verdicts[i];
       const good = verdicts !== null && verdicts !== undefined && verdicts.every((v) => v.good);
+      // A wasted request's prompt counts from its body's size where no usage came (an abort, a refusal).
+      const cause = wasteCauseOf(r);
+      const input = cause !== null ? promptTokensOf(r, this.opts.settings.promptCharsPerToken) : r.inputTokensKnown ? r.inputTokens : 0;
       this.ledger.addWork({
         upstream: this.names[r.upstream] ?? '', model: batch.labels[i]!, startMs: r.startedAt, ttftMs: r.ttft >= 0 ? r.ttft * 1000 : null,
-        endMs: r.e2e >= 0 ? r.startedAt + r.e2e * 1000 : now, prefillSeconds: r.inputTokensKnown && rate > 0 ? r.inputTokens / rate : 0,
-        outputTokens: r.outputTokens, goodOutputTokens: good ? r.outputTokens : 0,
+        endMs: r.e2e >= 0 ? r.startedAt + r.e2e * 1000 : now, prefillSeconds: rate > 0 ? input / rate : 0,
+        outputTokens: r.outputTokens, goodOutputTokens: good ? r.outputTokens : 0, cause,
       });
     });
   }
@@ -158,6 +166,7 @@ export class EnergyMeter implements BatchConsumer {
       this.tokens.inc({ ...labels, good: 'true' }, s.goodOutputTokens);
       this.tokens.inc({ ...labels, good: 'false' }, Math.max(0, s.outputTokens - s.goodOutputTokens));
     }
+    if (s.cause !== null && s.state === 'busy') this.wasted.inc({ ...labels, cause: s.cause }, s.gpuSeconds);
     this.window.add(s, total);
   }
 }

@@ -20,6 +20,8 @@ export interface EnergySettings {
    * output tokens (0: output tokens alone).
    */
   energyPrefillRate: number;
+  /** --prompt-chars-per-token: a wasted request's prompt tokens from its body's size where no usage came (metrics/waste/). */
+  promptCharsPerToken: number;
 }
 
 /** What a price of one upstream is, its own or the global one. */

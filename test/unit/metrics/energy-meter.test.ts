@@ -49,7 +49,7 @@ async function series(registry: Registry, name: string) {
 const near = (a: number | undefined, b: number, what: string) => assert.ok(a !== undefined && Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b)), `${what}: ${a} vs ${b}`);
 
 test('a fixed GPU-hour price over a known window gives the exact amount: 2 GPUs × 1 h × 2.5 EUR = 5 EUR; 0.6 kWh × 0.12 = 0.072', async () => {
-  const { registry, meter } = run({ gpuHourCost: 2.5, energyPrice: 0.12, currency: 'EUR', energyPrefillRate: 0 }, 3600, 300);
+  const { registry, meter } = run({ gpuHourCost: 2.5, energyPrice: 0.12, currency: 'EUR', energyPrefillRate: 0, promptCharsPerToken: 4 }, 3600, 300);
   const cost = await series(registry, 'infermeter_cost_total');
   const of = (kind: string) => cost.find((s) => s.labels['kind'] === kind);
   assert.deepEqual(of('gpu_time')!.labels, { gen_ai_request_model: '', upstream: A, kind: 'gpu_time', currency: 'EUR' }, 'no request ran: idle, the upstream\'s, an empty model');
@@ -64,10 +64,10 @@ test('a fixed GPU-hour price over a known window gives the exact amount: 2 GPUs 
 });
 
 test('no price: no cost series, and the status says so; a price of one kind: that kind only', async () => {
-  const none = run({ gpuHourCost: 0, energyPrice: 0, currency: 'USD', energyPrefillRate: 0 }, 10, 100);
+  const none = run({ gpuHourCost: 0, energyPrice: 0, currency: 'USD', energyPrefillRate: 0, promptCharsPerToken: 4 }, 10, 100);
   assert.deepEqual(await series(none.registry, 'infermeter_cost_total'), []);
   assert.equal(none.meter.status().currency, null);
-  const one = run({ gpuHourCost: 3600, energyPrice: 0, currency: 'USD', energyPrefillRate: 0 }, 10, 100);
+  const one = run({ gpuHourCost: 3600, energyPrice: 0, currency: 'USD', energyPrefillRate: 0, promptCharsPerToken: 4 }, 10, 100);
   const cost = await series(one.registry, 'infermeter_cost_total');
   assert.deepEqual(cost.map((s) => [s.labels['kind'], s.value]), [['gpu_time', 20]], '2 GPUs × 10 s at 1 USD a GPU-second');
 });
@@ -81,7 +81,7 @@ test('a request takes the busy share of the seconds it ran; per token over all t
   const batch = (records: RequestRecord[], labels: string[], good: boolean[], inFlight: [string, number][]): JudgedBatch => ({
     records, labels, verdicts: good.map((g) => [{ slo: 'ttft', name: 'ttft', good: g }]), inFlight: 0, inFlightByModel: new Map(inFlight),
   });
-  const { registry, meter } = run({ gpuHourCost: 0, energyPrice: 0.5, currency: 'USD', energyPrefillRate: 0 }, 100, 200, (t, m) => {
+  const { registry, meter } = run({ gpuHourCost: 0, energyPrice: 0.5, currency: 'USD', energyPrefillRate: 0, promptCharsPerToken: 4 }, 100, 200, (t, m) => {
     // x runs 10-30 s (400 tokens, meets its SLOs), y 20-30 s (100 tokens, misses one): in flight meanwhile, handed in as they end.
     if (t >= 10 && t < 30) m.ingest(batch([], [], [], t < 20 ? [['x', 1]] : [['x', 1], ['y', 1]]));
     if (t === 30) m.ingest(batch([rec({ startedAt: 10_000, ttft: 0.5, e2e: 20, outputTokens: 400 }), rec({ startedAt: 20_000, ttft: 0.5, e2e: 10, outputTokens: 100 })], ['x', 'y'], [true, false], []));

@@ -5,7 +5,7 @@ import { CHART_MS, EnergyWindow, SLOT_MS } from '../../../src/metrics/energy/win
 import type { Share } from '../../../src/metrics/energy/ledger.js';
 
 const T0 = 1_800_000_000_000; // a slot boundary
-const busy = (at: number): Share => ({ at, upstream: 'u', model: 'm', state: 'busy', joules: 100, gpuSeconds: 1, outputTokens: 10, goodOutputTokens: 10 });
+const busy = (at: number): Share => ({ at, upstream: 'u', model: 'm', state: 'busy', joules: 100, gpuSeconds: 1, outputTokens: 10, goodOutputTokens: 10, cause: null });
 
 test('two minutes after the first second attributed the chart spans two minutes, not fifteen', () => {
   const w = new EnergyWindow(false);

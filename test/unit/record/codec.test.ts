@@ -42,6 +42,8 @@ function record(i: number): RequestRecord {
     silenceReasoning: i % 2 ? -1 : i * 0.25,
     silenceTool: i % 7 ? -1 : 5.5,
     silenceContent: i % 3 ? i / 16 : -1,
+    requestBytes: i * 1031,
+    abortPropagation: i % 4 ? -1 : i / 1024,
   };
 }
 

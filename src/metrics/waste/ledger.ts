@@ -1,0 +1,230 @@
+/**
+ * The waste ledger (docs/waste.md): tokens spent on nothing, by cause, per model and upstream;
+ * the effective goodput; and the proof that an abort reached the engine. A reader of judged
+ * batches (metrics/consumer.ts) and of the machine snapshot (the engines' running and waiting
+ * gauges). Everything per request is already in its record: the outcome, the tokens seen, the
+ * body's size, the abort's propagation. The GPU-seconds of waste are the energy meter's
+ * (energy/meter.ts), which splits GPU time with the same causes (wasteCauseOf below).
+ */
+import { Counter, Histogram, type Gauge, type Registry } from 'prom-client';
+import type { Logger } from 'pino';
+import { gauge, type BucketSet } from '../../lib/metric-def.js';
+import type { MachineReader } from '../../collectors/snapshot.js';
+import type { UpstreamSpec } from '../../lib/upstream-spec.js';
+import type { RequestRecord } from '../../record/record.js';
+import { routeByLabel } from '../../record/routes.js';
+import type { JudgedBatch } from '../batch.js';
+import type { BatchConsumer } from '../consumer.js';
+import { WASTE_METRICS, WASTED_TOKENS, type WasteCause } from './defs.js';
+
+/** The effective goodput's window, in one-second buckets. */
+export const GOODPUT_WINDOW_S = 60;
+/** An abort the engine has not released after this long is given up on (another client holds it, or its collector is off). */
+export const RELEASE_GIVE_UP_MS = 60_000;
+
+/**
+ * Why a generation request's work went to nobody; null when it did not (or it never reached an
+ * engine). A stream whose client left before its first token timed out in the queue; one that
+ * left after it (or a plain request whose client left) aborted; a 429 or 503 after the body was
+ * sent is the engine's refusal.
+ */
+export function wasteCauseOf(r: Pick<RequestRecord, 'route' | 'outcome' | 'status' | 'streamed' | 'outputTokens' | 'upstream' | 'abortPropagation'>): WasteCause | null {
+  if (r.upstream < 0 || !routeByLabel(r.route).metered) return null;
+  if (r.outcome === 'client_abort') {
+    if (r.abortPropagation < 0) return null; // never written upstream: the engine got nothing
+    return r.streamed && r.outputTokens === 0 ? 'queue_timeout' : 'client_abort';
+  }
+  if (r.outcome === 'upstream_error' && (r.status === 429 || r.status === 503)) return 'rejected';
+  return null;
+}
+
+/** A record's prompt tokens: the usage's where the engine reported them, else its body's bytes at `charsPerToken`. */
+export function promptTokensOf(r: Pick<RequestRecord, 'inputTokensKnown' | 'inputTokens' | 'requestBytes'>, charsPerToken: number): number {
+  if (r.inputTokensKnown) return r.inputTokens;
+  return r.requestBytes > 0 ? Math.ceil(r.requestBytes / charsPerToken) : 0;
+}
+
+export interface WasteOptions {
+  registry: Registry;
+  machine: MachineReader;
+  upstreams: readonly UpstreamSpec[];
+  buckets: Record<BucketSet, number[]>;
+  charsPerToken: number;
+  log: Logger;
+  /** Unix ms (tests drive a clock of their own). */
+  now?: () => number;
+}
+
+/** Per model: what the page shows. */
+export interface ModelWaste {
+  /** Tokens since start by cause and token type. */
+  tokens: Record<WasteCause, { input: number; output: number }>;
+  /** Over GOODPUT_WINDOW_S: good output tokens and all output tokens per second, and their ratio (null: no output). */
+  goodTokensPerSecond: number;
+  outputTokensPerSecond: number;
+  effectiveGoodput: number | null;
+}
+
+export interface WasteStatus {
+  models: Map<string, ModelWaste>;
+  upstreams: { upstream: string; aborts: number; propagationP99Seconds: number | null; lastReleaseSeconds: number | null; releasePending: boolean }[];
+}
+
+interface Second { at: number; good: number; all: number }
+
+export class WasteLedger implements BatchConsumer {
+  readonly name = 'waste';
+  private readonly tokens: Counter;
+  private readonly goodput: Gauge;
+  private readonly propagation: Histogram;
+  private readonly release: Histogram;
+  private readonly names: readonly string[];
+  private readonly now: () => number;
+  private readonly models = new Map<string, { tokens: ModelWaste['tokens']; seconds: Second[] }>();
+  /** Per upstream index: the propagation figures kept for the page's P99 (the last 1,000), the abort waiting for the engine's release, the last release. */
+  private readonly perUpstream: { propagations: number[]; aborts: number; pendingSince: number | null; lastRelease: number | null }[];
+  private inFlight: readonly number[] = [];
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly opts: WasteOptions) {
+    this.now = opts.now ?? Date.now;
+    this.names = opts.upstreams.map((u) => u.name);
+    this.perUpstream = this.names.map(() => ({ propagations: [], aborts: 0, pendingSince: null, lastRelease: null }));
+    const def = (name: string) => WASTE_METRICS.find((m) => m.name === name)!;
+    const [, , goodput, propagation, release] = WASTE_METRICS;
+    this.tokens = new Counter({ name: WASTED_TOKENS, help: def(WASTED_TOKENS).help, labelNames: [...def(WASTED_TOKENS).labels], registers: [opts.registry] });
+    this.goodput = gauge(opts.registry, goodput);
+    this.propagation = new Histogram({ name: propagation.name, help: propagation.help, labelNames: [...propagation.labels], buckets: opts.buckets[propagation.buckets], registers: [opts.registry] });
+    this.release = new Histogram({ name: release.name, help: release.help, labelNames: [...release.labels], buckets: opts.buckets[release.buckets], registers: [opts.registry] });
+  }
+
+  ingest(batch: JudgedBatch): void {
+    if (batch.inFlightByUpstream) this.inFlight = batch.inFlightByUpstream;
+    const now = this.now();
+    const { records, labels, verdicts } = batch;
+    for (let i = 0; i < records.length; i++) {
+      const r = records[i]!;
+      if (r.upstream < 0 || !routeByLabel(r.route).metered) continue;
+      const model = labels[i]!;
+      const m = this.model(model);
+      const v = verdicts[i];
+      // Good: it completed and met every SLO that judges it (none judging it: completing is enough).
+      const good = r.outcome === 'ok' && (v === null || v === undefined || v.every((x) => x.good));
+      this.second(m.seconds, now, good ? r.outputTokens : 0, r.outputTokens);
+      const cause = wasteCauseOf(r);
+      if (cause === null) continue;
+      const upstream = this.names[r.upstream] ?? '';
+      const input = promptTokensOf(r, this.opts.charsPerToken);
+      const output = cause === 'client_abort' ? r.outputTokens : 0;
+      this.tokens.inc({ gen_ai_request_model: model, upstream, cause, gen_ai_token_type: 'input' }, input);
+      this.tokens.inc({ gen_ai_request_model: model, upstream, cause, gen_ai_token_type: 'output' }, output);
+      m.tokens[cause].input += input;
+      m.tokens[cause].output += output;
+      if (cause === 'rejected') continue;
+      const u = this.perUpstream[r.upstream];
+      if (!u) continue;
+      this.propagation.observe({ upstream }, r.abortPropagation);
+      u.aborts++;
+      u.propagations.push(r.abortPropagation);
+      if (u.propagations.length > 1000) u.propagations.splice(0, u.propagations.length - 1000);
+      // The engine's release is timed from the latest abort of a burst: the scrape must come after it.
+      u.pendingSince = now;
+    }
+  }
+
+  start(): void {
+    this.timer = setInterval(() => this.tick(), 1000);
+    this.timer.unref();
+  }
+
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** Once a second: the engines' release of aborted requests, and the effective goodput gauge. */
+  tick(): void {
+    const now = this.now();
+    try {
+      this.checkRelease(now);
+    } catch (err) {
+      this.opts.log.warn({ err: (err as Error).message }, 'waste: reading the machine snapshot failed');
+    }
+    for (const [model, m] of this.models) {
+      const { good, all } = this.sums(m.seconds, now);
+      if (all > 0) this.goodput.set({ gen_ai_request_model: model }, good / all);
+    }
+  }
+
+  status(): WasteStatus {
+    const now = this.now();
+    const models = new Map<string, ModelWaste>();
+    for (const [model, m] of this.models) {
+      const { good, all } = this.sums(m.seconds, now);
+      models.set(model, { tokens: structuredClone(m.tokens), goodTokensPerSecond: good / GOODPUT_WINDOW_S, outputTokensPerSecond: all / GOODPUT_WINDOW_S, effectiveGoodput: all > 0 ? good / all : null });
+    }
+    return {
+      models,
+      upstreams: this.perUpstream.map((u, i) => ({
+        upstream: this.names[i]!, aborts: u.aborts, propagationP99Seconds: p99(u.propagations),
+        lastReleaseSeconds: u.lastRelease, releasePending: u.pendingSince !== null,
+      })),
+    };
+  }
+
+  /** An abort is released at the engine's first scrape after it that holds no more than infermeter had in flight to it. */
+  private checkRelease(now: number): void {
+    const engines = this.opts.machine.read().engines;
+    this.perUpstream.forEach((u, i) => {
+      if (u.pendingSince === null) return;
+      if (now - u.pendingSince > RELEASE_GIVE_UP_MS) {
+        u.pendingSince = null;
+        return;
+      }
+      const e = engines.find((x) => x.upstream === this.names[i]);
+      if (!e || e.at <= u.pendingSince || e.running === null) return;
+      if (e.running + (e.waiting ?? 0) > (this.inFlight[i] ?? 0)) return;
+      const seconds = (e.at - u.pendingSince) / 1000;
+      this.release.observe({ upstream: this.names[i]! }, seconds);
+      u.lastRelease = seconds;
+      u.pendingSince = null;
+    });
+  }
+
+  private model(label: string): { tokens: ModelWaste['tokens']; seconds: Second[] } {
+    let m = this.models.get(label);
+    if (!m) {
+      const zero = () => ({ input: 0, output: 0 });
+      this.models.set(label, (m = { tokens: { client_abort: zero(), queue_timeout: zero(), rejected: zero() }, seconds: [] }));
+    }
+    return m;
+  }
+
+  private second(seconds: Second[], now: number, good: number, all: number): void {
+    const at = Math.floor(now / 1000);
+    const last = seconds.at(-1);
+    if (last && last.at === at) {
+      last.good += good;
+      last.all += all;
+    } else seconds.push({ at, good, all });
+    while (seconds.length > 0 && seconds[0]!.at <= at - GOODPUT_WINDOW_S) seconds.shift();
+  }
+
+  private sums(seconds: Second[], now: number): { good: number; all: number } {
+    const from = Math.floor(now / 1000) - GOODPUT_WINDOW_S;
+    let good = 0;
+    let all = 0;
+    for (const s of seconds) {
+      if (s.at <= from) continue;
+      good += s.good;
+      all += s.all;
+    }
+    return { good, all };
+  }
+}
+
+function p99(xs: readonly number[]): number | null {
+  if (xs.length === 0) return null;
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(0.99 * sorted.length) - 1)]!;
+}

@@ -19,6 +19,7 @@ import { pino } from 'pino';
 import type { MachineState } from '../collectors/snapshot.js';
 import { EnergyMeter } from './energy/meter.js';
 import { StreamHealth } from './streams/health.js';
+import { WasteLedger } from './waste/ledger.js';
 
 export interface SeriesScenario {
   /** Models the upstream serves (each its own label value; `other` comes on top). */
@@ -52,11 +53,15 @@ export async function renderScenario(s: SeriesScenario): Promise<string> {
   const labelOf = (m: string) => (served.has(m) ? m : OTHER_MODEL);
   const energy = energyScenario(registry);
   const health = new StreamHealth(registry, buckets(s.slos));
+  const waste = wasteScenario(registry, buckets(s.slos));
   const record = (r: RequestRecord) => {
     metrics.ingest(judgeBatch([r], 0, s.slos, labelOf));
     // Both endings of an ok stream: with its terminal event and without.
     health.ingest(judgeBatch([r, { ...r, terminal: !r.terminal }], 0, s.slos, labelOf));
-    energy.ingest(judgeBatch([{ ...r, upstream: 0 }], 0, s.slos, labelOf, new Map()));
+    // Every waste cause the outcome allows: an abort after a token and before one, a refusal.
+    const wasted = [{ ...r, upstream: 0 }, { ...r, upstream: 0, abortPropagation: 0.001 }, { ...r, upstream: 0, abortPropagation: 0.001, outputTokens: 0 }, { ...r, upstream: 0, status: 503 }];
+    energy.ingest(judgeBatch(wasted, 0, s.slos, labelOf, new Map()));
+    waste.ingest(judgeBatch(wasted, 0, s.slos, labelOf));
   };
   const models = [...served, 'unlisted-model'];
   const tenants = s.tenants > 0 ? Array.from({ length: s.tenants }, (_, i) => `tenant-${i}`) : [null];
@@ -80,6 +85,7 @@ export async function renderScenario(s: SeriesScenario): Promise<string> {
   for (const meteringFailure of METERING_FAILURES) record({ ...plain, meteringFailure });
   health.ingest({ records: [], labels: [], verdicts: [], inFlight: 0, silentByModel: new Map(models.map((m) => [labelOf(m), 1])) });
   energy.settle();
+  waste.tick();
   return registry.metrics();
 }
 
@@ -115,6 +121,13 @@ function energyScenario(registry: Registry): { ingest: EnergyMeter['ingest']; se
       for (now = 1000; now <= 6000; now += 1000) meter.tick();
     },
   };
+}
+
+/** The waste ledger of one upstream whose engine has let go of everything by its next scrape: its release is observed. */
+function wasteScenario(registry: Registry, b: Record<BucketSet, number[]>): WasteLedger {
+  const machine = { read: () => ({ gpus: [], engines: [{ upstream: 'engine', running: 0, waiting: 0, at: 10_000 }], gpuEngines: null }) as unknown as MachineState };
+  const upstreams = [{ name: 'engine', url: 'http://127.0.0.1:1', gpus: [] }] as unknown as ConstructorParameters<typeof WasteLedger>[0]['upstreams'];
+  return new WasteLedger({ registry, machine, upstreams, buckets: b, charsPerToken: 4, log: pino({ level: 'silent' }), now: () => 5000 });
 }
 
 /** A record that reaches every histogram: timed, streamed, with tokens of every type. */

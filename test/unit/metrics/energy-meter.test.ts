@@ -104,3 +104,27 @@ test('a request takes the busy share of the seconds it ran; per token over all t
   const upstream = meter.status().upstreams[0]!;
   near(upstream.busyJoules + upstream.idleJoules, perSecond * 100, 'the page\'s window holds the same');
 });
+
+test('a wasted request\'s share of the GPU time goes to infermeter_wasted_gpu_seconds_total by its cause; the energy counts it as it counts any', async () => {
+  const batch = (records: RequestRecord[], inFlight: [string, number][]): JudgedBatch => ({
+    records, labels: records.map(() => 'm'), verdicts: records.map(() => null), inFlight: 0, inFlightByModel: new Map(inFlight),
+  });
+  const { registry } = run({ gpuHourCost: 0, energyPrice: 0, currency: 'USD', energyPrefillRate: 0, promptCharsPerToken: 4 }, 40, 100, (t, m) => {
+    // ok runs 10-30 s (300 tokens); the abort 10-30 s too (100 tokens to its last), its client gone at 30 s.
+    if (t >= 10 && t < 30) m.ingest(batch([], [['m', 2]]));
+    if (t === 30) {
+      m.ingest(batch([
+        rec({ startedAt: 10_000, ttft: 0.5, e2e: 20, outputTokens: 300 }),
+        rec({ startedAt: 10_000, ttft: -1, e2e: 20, outputTokens: 100, outcome: 'client_abort', abortPropagation: 0.0001 }),
+      ], []));
+    }
+  });
+  const wasted = await series(registry, 'infermeter_wasted_gpu_seconds_total');
+  assert.deepEqual(wasted.map((s) => s.labels), [{ gen_ai_request_model: 'm', upstream: A, cause: 'client_abort' }]);
+  // 2 GPUs × 20 s busy, split by output tokens: about the abort's 100 of 400 (an abort records no
+  // first token, so its tokens spread from its start: its share of the first half-second is larger).
+  const v = wasted[0]!.value;
+  assert.ok(v > 2 * 20 * (100 / 400) && v < 2 * 20 * (100 / 400) * 1.02, `the abort's GPU-seconds ${v}`);
+  const energy = await series(registry, 'infermeter_energy_joules_total');
+  near(energy.filter((s) => s.labels['state'] === 'busy').reduce((a, s) => a + s.value, 0), 2 * 100 * 20, 'busy energy whole, the waste within it');
+});

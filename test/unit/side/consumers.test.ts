@@ -19,22 +19,24 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EnergyMeter } from '../../../src/metrics/energy/meter.js';
+import { WasteLedger } from '../../../src/metrics/waste/ledger.js';
 import { PrefixCacheMonitor } from '../../../src/metrics/prefix/live.js';
 
 const log = pino({ level: 'silent' });
 const side = (flags: Record<string, string>) => new MetricsSide(resolveConfig({ upstream: 'http://127.0.0.1:9', ...flags }, {}), log);
 
 test('one consumer per enabled row, in table order, named as its row; the page reads the trail, the verdicts, the capacities and the energy', async () => {
-  assert.deepEqual(CONSUMERS.map((c) => c.name), ['prompt-blocks', 'workload-trace', 'prefix-cache', 'requests', 'stream-health', 'otlp', 'trail', 'bottleneck', 'headroom', 'energy', 'ui']);
+  assert.deepEqual(CONSUMERS.map((c) => c.name), ['prompt-blocks', 'workload-trace', 'prefix-cache', 'requests', 'stream-health', 'waste', 'otlp', 'trail', 'bottleneck', 'headroom', 'energy', 'ui']);
   const on = side({});
-  assert.deepEqual(on.consumers.map((c) => c.name), ['requests', 'stream-health', 'trail', 'bottleneck', 'headroom', 'energy', 'ui'], 'no OTEL_* variable: no OTLP consumer; no --workload-trace: no prompt hashing');
+  assert.deepEqual(on.consumers.map((c) => c.name), ['requests', 'stream-health', 'waste', 'trail', 'bottleneck', 'headroom', 'energy', 'ui'], 'no OTEL_* variable: no OTLP consumer; no --workload-trace: no prompt hashing');
   const page = on.consumer(StatusPage)!;
   assert.ok(page.slowRequests, 'the slow-request table reads the trail');
   assert.equal(page.bottlenecks, on.consumer(BottleneckMonitor));
   assert.equal(page.capacities, on.consumer(HeadroomMonitor), 'the page shows the capacity estimates');
   assert.equal(page.energy, on.consumer(EnergyMeter), 'the page shows the energy consumer\'s figures');
+  assert.equal(page.waste, on.consumer(WasteLedger), 'the page shows the waste ledger\'s figures');
   const off = side({ ui: 'false', collectorGpu: 'false' });
-  assert.deepEqual(off.consumers.map((c) => c.name), ['requests', 'stream-health', 'trail', 'bottleneck', 'headroom'], 'no GPU collector: no energy');
+  assert.deepEqual(off.consumers.map((c) => c.name), ['requests', 'stream-health', 'waste', 'trail', 'bottleneck', 'headroom'], 'no GPU collector: no energy');
   await on.close();
   await off.close();
 });
@@ -42,7 +44,7 @@ test('one consumer per enabled row, in table order, named as its row; the page r
 test('--workload-trace: the prompt hashing row, then the trace that reads it', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'consumers-'));
   const traced = side({ workloadTrace: join(dir, 't.jsonl'), promptHashSalt: 's' });
-  assert.deepEqual(traced.consumers.map((c) => c.name), ['prompt-blocks', 'workload-trace', 'requests', 'stream-health', 'trail', 'bottleneck', 'headroom', 'energy', 'ui']);
+  assert.deepEqual(traced.consumers.map((c) => c.name), ['prompt-blocks', 'workload-trace', 'requests', 'stream-health', 'waste', 'trail', 'bottleneck', 'headroom', 'energy', 'ui']);
   assert.ok(traced.consumer(WorkloadTrace));
   assert.ok(traced.consumer(PromptBlocksStage));
   await traced.close();
@@ -51,7 +53,7 @@ test('--workload-trace: the prompt hashing row, then the trace that reads it', a
 
 test('--prefix-cache: the prompt hashing row, then the model that reads it; the page shows its figures; no salt given, one made for the process', async () => {
   const modelled = side({ prefixCache: 'true' });
-  assert.deepEqual(modelled.consumers.map((c) => c.name), ['prompt-blocks', 'prefix-cache', 'requests', 'stream-health', 'trail', 'bottleneck', 'headroom', 'energy', 'ui']);
+  assert.deepEqual(modelled.consumers.map((c) => c.name), ['prompt-blocks', 'prefix-cache', 'requests', 'stream-health', 'waste', 'trail', 'bottleneck', 'headroom', 'energy', 'ui']);
   assert.equal(modelled.consumer(StatusPage)!.prefix, modelled.consumer(PrefixCacheMonitor));
   const a = resolveConfig({ upstream: 'http://127.0.0.1:9', prefixCache: 'true' }, {});
   const b = resolveConfig({ upstream: 'http://127.0.0.1:9', prefixCache: 'true' }, {});

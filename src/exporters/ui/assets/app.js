@@ -212,6 +212,7 @@ function renderModels(doc) {
     cell(tr, (worst5 == null ? DASH : worst5.toFixed(2) + '×') + ' / ' + (worst1 == null ? DASH : worst1.toFixed(2) + '×'), 'burn', worst5, worst5 == null && worst1 == null ? '' : burnClass(Math.max(worst5 || 0, worst1 || 0)));
     energyCell(tr, m.energy, doc.energy ? doc.energy.currency : null);
     prefixCell(tr, m.prefixCache);
+    wasteCell(tr, m.waste);
     tr.addEventListener('click', function () { select(m.model); });
     tbody.appendChild(tr);
   });
@@ -312,6 +313,12 @@ function renderEngines(doc) {
       ['KV-cache usage', fmtPct(e.kvCacheUsage)], ['running', fmtNum(e.running, '', 0)], ['waiting', fmtNum(e.waiting, '', 0)],
       ['preemptions (5 min)', fmtNum(e.preemptions5m, '', 0)], ['prefix-cache hit ratio', fmtPct(e.prefixCacheHitRatio)],
     ] : [['engine', 'its /metrics does not answer']];
+    // Client aborts (docs/waste.md): how fast they reached this upstream, and when its engine let go of them.
+    var ab = (doc.aborts || []).filter(function (a) { return a.upstream === e.upstream; })[0];
+    if (ab && ab.aborts > 0) {
+      rows.push(['aborts · propagation P99', ab.aborts + ' · ' + fmtSeconds(ab.propagationP99Seconds)]);
+      rows.push(['engine released aborts', ab.releasePending ? 'waiting for its next scrape' : ab.lastReleaseSeconds == null ? DASH : 'within ' + fmtSeconds(ab.lastReleaseSeconds)]);
+    }
     rows.forEach(function (r) { dl.appendChild(el('dt', r[0])); dl.appendChild(el('dd', r[1])); });
     panel.appendChild(dl);
     box.appendChild(panel);
@@ -446,6 +453,19 @@ function energyCell(tr, e, currency) {
   td.title = 'over the energy window: ' + fmtNum(e.joules, 'J', 0) + ' for ' + e.outputTokens + ' output tokens (' + e.goodOutputTokens + ' good)\n' +
     'per good token: ' + fmtNum(e.joulesPerGoodOutputToken, 'J', 2) + (currency ? ', ' + fmtNum(e.costPerMillionGoodOutputTokens, currency + ' per million', 2) : '') +
     (currency ? '\ncost: ' + fmtNum(e.cost, currency, 4) : '\nno price set (--gpu-hour-cost, --energy-price)');
+}
+
+/**
+ * The effective goodput over the last minute (good output tokens over all of them) and the tokens wasted since start; by cause in the tooltip (docs/waste.md).
+ * @param {HTMLTableRowElement} tr @param {ModelStatus['waste']} w
+ */
+function wasteCell(tr, w) {
+  if (!w) { cell(tr, DASH, 'waste', null); return; }
+  var t = w.tokens, wasted = 0;
+  Object.keys(t).forEach(function (k) { var x = t[/** @type {keyof typeof t} */ (k)]; wasted += x.input + x.output; });
+  var td = cell(tr, fmtPct(w.effectiveGoodput, 0) + ' · ' + fmtNum(wasted, 'tok', 0), 'waste', w.effectiveGoodput, w.effectiveGoodput != null && w.effectiveGoodput < 0.9 ? 'warn' : '');
+  td.title = 'effective goodput (60 s): ' + fmtNum(w.goodTokensPerSecond, 'tok/s') + ' good of ' + fmtNum(w.outputTokensPerSecond, 'tok/s') + ' sent\nwasted since start (input / output tokens):\n' +
+    Object.keys(t).map(function (k) { var x = t[/** @type {keyof typeof t} */ (k)]; return k.replace('_', ' ') + ': ' + x.input + ' / ' + x.output; }).join('\n');
 }
 
 /**

@@ -1,0 +1,105 @@
+/** The waste ledger's reading of a record: its cause, its prompt, the effective goodput, the abort's propagation and the engine's release. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Registry } from 'prom-client';
+import { pino } from 'pino';
+import { DEFAULT_BUCKETS } from '../../../src/lib/metric-def.js';
+import { GOODPUT_WINDOW_S, RELEASE_GIVE_UP_MS, WasteLedger, promptTokensOf, wasteCauseOf } from '../../../src/metrics/waste/ledger.js';
+import type { MachineState } from '../../../src/collectors/snapshot.js';
+import { UNMEASURED, type RequestRecord } from '../../../src/record/record.js';
+import { parsePrometheusText, sumSamples } from '../../../src/lib/prom-text.js';
+
+const rec = (o: Partial<RequestRecord>): RequestRecord => ({
+  ...UNMEASURED, route: 'chat_completions', operation: 'chat', model: 'm', outcome: 'ok', status: 200, streamed: true, errorType: null, startedAt: 0, tenant: null, upstream: 0, ...o,
+});
+
+test('each cause from the outcome, the status, the tokens seen and whether the abort reached the upstream', () => {
+  const cases: [Partial<RequestRecord>, string | null][] = [
+    [{}, null],
+    [{ outcome: 'client_abort', outputTokens: 12, abortPropagation: 0.0002 }, 'client_abort'],
+    [{ outcome: 'client_abort', outputTokens: 0, abortPropagation: 0.0002 }, 'queue_timeout'],
+    [{ outcome: 'client_abort', outputTokens: 0, abortPropagation: 0.0002, streamed: false }, 'client_abort'],
+    [{ outcome: 'client_abort', outputTokens: 0, abortPropagation: -1 }, null],
+    [{ outcome: 'upstream_error', status: 503 }, 'rejected'],
+    [{ outcome: 'upstream_error', status: 429 }, 'rejected'],
+    [{ outcome: 'upstream_error', status: 500 }, null],
+    [{ outcome: 'upstream_error', status: 503, upstream: -1 }, null],
+    [{ outcome: 'client_abort', abortPropagation: 0.001, route: 'embeddings' }, null],
+  ];
+  for (const [o, want] of cases) assert.equal(wasteCauseOf(rec(o)), want, JSON.stringify(o));
+});
+
+test('a prompt: the usage\'s tokens where reported, else the body\'s bytes at the characters per token, rounded up', () => {
+  assert.equal(promptTokensOf(rec({ inputTokensKnown: true, inputTokens: 77, requestBytes: 4000 }), 4), 77);
+  assert.equal(promptTokensOf(rec({ requestBytes: 4001 }), 4), 1001);
+  assert.equal(promptTokensOf(rec({ requestBytes: 0 }), 4), 0);
+});
+
+function ledger(engines: () => unknown[], now: { t: number }) {
+  const registry = new Registry();
+  const machine = { read: () => ({ gpus: [], engines: engines(), gpuEngines: null }) as unknown as MachineState };
+  const upstreams = [{ name: 'a' }, { name: 'b' }] as never;
+  const w = new WasteLedger({ registry, machine, upstreams, buckets: { ...DEFAULT_BUCKETS } as never, charsPerToken: 4, log: pino({ level: 'silent' }), now: () => now.t });
+  const samples = async () => parsePrometheusText(await registry.metrics()).samples;
+  return { w, samples };
+}
+
+test('tokens by model, upstream, cause and type; the effective goodput over the window; an unjudged completed request is good', async () => {
+  const now = { t: 100_000 };
+  const { w, samples } = ledger(() => [], now);
+  const records = [
+    rec({ outputTokens: 300 }),
+    rec({ outputTokens: 100, outcome: 'client_abort', abortPropagation: 0.0001, requestBytes: 800 }),
+    rec({ outcome: 'client_abort', abortPropagation: 0.0001, requestBytes: 400, upstream: 1 }),
+    rec({ outcome: 'upstream_error', status: 429, inputTokensKnown: true, inputTokens: 50 }),
+  ];
+  w.ingest({ records, labels: records.map(() => 'm'), verdicts: [[{ slo: 'ttft', name: 'ttft', good: true }], null, null, null] as never, inFlight: 0 });
+  w.tick();
+  const s = await samples();
+  const t = (cause: string, type: string, upstream?: string) => sumSamples(s, 'infermeter_wasted_tokens_total', { cause, gen_ai_token_type: type, ...(upstream ? { upstream } : {}) });
+  assert.equal(t('client_abort', 'input', 'a'), 200);
+  assert.equal(t('client_abort', 'output', 'a'), 100);
+  assert.equal(t('queue_timeout', 'input', 'b'), 100);
+  assert.equal(t('queue_timeout', 'output'), 0);
+  assert.equal(t('rejected', 'input'), 50);
+  assert.equal(sumSamples(s, 'infermeter_effective_goodput_ratio', { gen_ai_request_model: 'm' }), 300 / 400);
+  const m = w.status().models.get('m')!;
+  assert.equal(m.effectiveGoodput, 0.75);
+  assert.equal(m.outputTokensPerSecond, 400 / GOODPUT_WINDOW_S);
+  // A breach makes a completed request's tokens not good.
+  w.ingest({ records: [rec({ outputTokens: 100 })], labels: ['m'], verdicts: [[{ slo: 'ttft', name: 'ttft', good: false }]] as never, inFlight: 0 });
+  assert.equal(w.status().models.get('m')!.effectiveGoodput, 300 / 500);
+  // Out of the window, the tokens leave it.
+  now.t += (GOODPUT_WINDOW_S + 1) * 1000;
+  assert.equal(w.status().models.get('m')!.effectiveGoodput, null);
+});
+
+test('the abort\'s propagation per upstream; the engine released at its first scrape after the abort holding no more than infermeter has in flight', async () => {
+  const now = { t: 100_000 };
+  let engine = { upstream: 'a', running: 5, waiting: 1, at: 99_000 };
+  const { w, samples } = ledger(() => [engine], now);
+  const abort = rec({ outcome: 'client_abort', outputTokens: 3, abortPropagation: 0.0004 });
+  w.ingest({ records: [abort, abort], labels: ['m', 'm'], verdicts: [null, null], inFlight: 0, inFlightByUpstream: [2, 0] });
+  w.tick();
+  assert.equal(w.status().upstreams[0]!.releasePending, true, 'a scrape before the abort says nothing');
+  now.t = 100_500;
+  engine = { upstream: 'a', running: 3, waiting: 0, at: 100_250 };
+  w.tick();
+  assert.equal(w.status().upstreams[0]!.releasePending, true, 'still more than the 2 in flight');
+  now.t = 101_000;
+  engine = { upstream: 'a', running: 2, waiting: 0, at: 100_750 };
+  w.tick();
+  const s = await samples();
+  assert.equal(sumSamples(s, 'infermeter_abort_propagation_seconds_count', { upstream: 'a' }), 2);
+  assert.equal(sumSamples(s, 'infermeter_abort_engine_release_seconds_count', { upstream: 'a' }), 1);
+  assert.equal(sumSamples(s, 'infermeter_abort_engine_release_seconds_sum', { upstream: 'a' }), 0.75);
+  const u = w.status().upstreams[0]!;
+  assert.deepEqual([u.aborts, u.releasePending, u.lastReleaseSeconds, u.propagationP99Seconds], [2, false, 0.75, 0.0004]);
+  // An engine that never comes down (another client holds it): given up on, no observation.
+  w.ingest({ records: [abort], labels: ['m'], verdicts: [null], inFlight: 0, inFlightByUpstream: [0, 0] });
+  engine = { upstream: 'a', running: 9, waiting: 0, at: 102_000 };
+  now.t += RELEASE_GIVE_UP_MS + 1;
+  w.tick();
+  assert.equal(w.status().upstreams[0]!.releasePending, false);
+  assert.equal(sumSamples(await samples(), 'infermeter_abort_engine_release_seconds_count'), 1);
+});

@@ -39,6 +39,10 @@ export const ENGINE_METRICS = [
     help: 'Prefix cache hits / queries since the engine started (or the engine\'s own hit-rate gauge when it exports no counters); use rate() of the two counters for a windowed ratio.' },
   { name: 'infermeter_engine_preemptions_total', type: 'counter', unit: '{preemption}', labels: LABELS, source: 'engine', aggregate: 'sum',
     help: 'Requests preempted (vLLM) or retracted (SGLang) by the engine to free KV cache.' },
+  { name: 'infermeter_engine_recomputed_prompt_tokens_total', type: 'counter', unit: '{token}', labels: LABELS, source: 'engine', aggregate: 'sum',
+    help: 'Prompt tokens of requests the engine preempted (retracted) to free KV cache, which it prefills again when they resume (SGLang num_retracted_input_tokens_total); the waste ledger counts them preempted.' },
+  { name: 'infermeter_engine_recomputed_output_tokens_total', type: 'counter', unit: '{token}', labels: LABELS, source: 'engine', aggregate: 'sum',
+    help: 'Output tokens of preempted (retracted) requests, recomputed when they resume (SGLang num_retracted_output_tokens_total).' },
   { name: 'infermeter_engine_prompt_tokens_total', type: 'counter', unit: '{token}', labels: LABELS, source: 'engine', aggregate: 'sum',
     help: 'Prompt (prefill) tokens of requests the engine processed, cached ones included.' },
   { name: 'infermeter_engine_generation_tokens_total', type: 'counter', unit: '{token}', labels: LABELS, source: 'engine', aggregate: 'sum',
@@ -134,6 +138,9 @@ export const ENGINE_ALIASES: Partial<Record<EngineKind, AliasTable>> = {
     // Older SGLang has only the cache_hit_rate gauge.
     infermeter_engine_prefix_cache_hit_ratio: [HIT_RATIO, 'sglang:cache_hit_rate'],
     infermeter_engine_preemptions_total: ['sglang:num_retracted_requests_total'],
+    // Retraction frees a request's KV; on resume its prompt and the output so far are prefilled again.
+    infermeter_engine_recomputed_prompt_tokens_total: ['sglang:num_retracted_input_tokens_total'],
+    infermeter_engine_recomputed_output_tokens_total: ['sglang:num_retracted_output_tokens_total'],
     infermeter_engine_prompt_tokens_total: ['sglang:prompt_tokens_total'],
     infermeter_engine_generation_tokens_total: ['sglang:generation_tokens_total'],
     infermeter_engine_time_to_first_token_seconds: ['sglang:time_to_first_token_seconds'],

@@ -16,6 +16,8 @@ export const ENGINE_FIELDS = {
   /** The engine's own ratio since it started (or hits / queries of its counters). */
   prefixCacheHitRatio: 'infermeter_engine_prefix_cache_hit_ratio',
   preemptionsTotal: 'infermeter_engine_preemptions_total',
+  recomputedPromptTokensTotal: 'infermeter_engine_recomputed_prompt_tokens_total',
+  recomputedOutputTokensTotal: 'infermeter_engine_recomputed_output_tokens_total',
   promptTokensTotal: 'infermeter_engine_prompt_tokens_total',
   generationTokensTotal: 'infermeter_engine_generation_tokens_total',
   specDecodeDraftTokensTotal: 'infermeter_engine_spec_decode_draft_tokens_total',

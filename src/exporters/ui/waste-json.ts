@@ -5,6 +5,7 @@
  * waste ledger (src/metrics/waste/ledger.ts).
  */
 import type { WasteStatus } from '../../metrics/waste/ledger.js';
+import type { WasteCause } from '../../metrics/waste/defs.js';
 
 /** The metrics side's waste ledger, as the page reads it. */
 export interface WasteProvider {
@@ -13,7 +14,7 @@ export interface WasteProvider {
 
 export interface ModelWasteStatus {
   /** Wasted tokens since start, by cause (docs/waste.md, "Causes"). */
-  tokens: Record<'client_abort' | 'queue_timeout' | 'rejected', { input: number; output: number }>;
+  tokens: Record<WasteCause, { input: number; output: number }>;
   goodTokensPerSecond: number;
   outputTokensPerSecond: number;
   /** Good output tokens per output token over the last minute; null: no output. */

@@ -9,13 +9,13 @@
 import { Counter, Histogram, type Gauge, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import { gauge, type BucketSet } from '../../lib/metric-def.js';
-import type { MachineReader } from '../../collectors/snapshot.js';
+import type { MachineReader, MachineState } from '../../collectors/snapshot.js';
 import type { UpstreamSpec } from '../../lib/upstream-spec.js';
 import type { RequestRecord } from '../../record/record.js';
 import { routeByLabel } from '../../record/routes.js';
 import type { JudgedBatch } from '../batch.js';
 import type { BatchConsumer } from '../consumer.js';
-import { WASTE_METRICS, WASTED_TOKENS, type WasteCause } from './defs.js';
+import { WASTE_METRICS, WASTED_TOKENS, type RequestWasteCause, type WasteCause } from './defs.js';
 
 /** The effective goodput's window, in one-second buckets. */
 export const GOODPUT_WINDOW_S = 60;
@@ -28,7 +28,7 @@ export const RELEASE_GIVE_UP_MS = 60_000;
  * left after it (or a plain request whose client left) aborted; a 429 or 503 after the body was
  * sent is the engine's refusal.
  */
-export function wasteCauseOf(r: Pick<RequestRecord, 'route' | 'outcome' | 'status' | 'streamed' | 'outputTokens' | 'upstream' | 'abortPropagation'>): WasteCause | null {
+export function wasteCauseOf(r: Pick<RequestRecord, 'route' | 'outcome' | 'status' | 'streamed' | 'outputTokens' | 'upstream' | 'abortPropagation'>): RequestWasteCause | null {
   if (r.upstream < 0 || !routeByLabel(r.route).metered) return null;
   if (r.outcome === 'client_abort') {
     if (r.abortPropagation < 0) return null; // never written upstream: the engine got nothing
@@ -84,12 +84,19 @@ export class WasteLedger implements BatchConsumer {
   /** Per upstream index: the propagation figures kept for the page's P99 (the last 1,000), the abort waiting for the engine's release, the last release. */
   private readonly perUpstream: { propagations: number[]; aborts: number; pendingSince: number | null; lastRelease: number | null }[];
   private inFlight: readonly number[] = [];
+  /** Per upstream index: the engine's recomputed-token counters at its last reading, and the output tokens per model label since. */
+  private readonly recomputed: ({ prompt: number; output: number; at: number } | null)[];
+  private readonly servedSince: Map<string, number>[];
+  private readonly lastModel: (string | null)[];
   private timer: NodeJS.Timeout | null = null;
 
   constructor(private readonly opts: WasteOptions) {
     this.now = opts.now ?? Date.now;
     this.names = opts.upstreams.map((u) => u.name);
     this.perUpstream = this.names.map(() => ({ propagations: [], aborts: 0, pendingSince: null, lastRelease: null }));
+    this.recomputed = this.names.map(() => null);
+    this.servedSince = this.names.map(() => new Map());
+    this.lastModel = this.names.map(() => null);
     const def = (name: string) => WASTE_METRICS.find((m) => m.name === name)!;
     const [, , goodput, propagation, release] = WASTE_METRICS;
     this.tokens = new Counter({ name: WASTED_TOKENS, help: def(WASTED_TOKENS).help, labelNames: [...def(WASTED_TOKENS).labels], registers: [opts.registry] });
@@ -111,6 +118,11 @@ export class WasteLedger implements BatchConsumer {
       // Good: it completed and met every SLO that judges it (none judging it: completing is enough).
       const good = r.outcome === 'ok' && (v === null || v === undefined || v.every((x) => x.good));
       this.second(m.seconds, now, good ? r.outputTokens : 0, r.outputTokens);
+      const served = this.servedSince[r.upstream];
+      if (served) {
+        served.set(model, (served.get(model) ?? 0) + r.outputTokens + 1);
+        this.lastModel[r.upstream] = model;
+      }
       const cause = wasteCauseOf(r);
       if (cause === null) continue;
       const upstream = this.names[r.upstream] ?? '';
@@ -146,7 +158,9 @@ export class WasteLedger implements BatchConsumer {
   tick(): void {
     const now = this.now();
     try {
-      this.checkRelease(now);
+      const engines = this.opts.machine.read().engines;
+      this.checkRelease(now, engines);
+      this.countRecomputed(engines);
     } catch (err) {
       this.opts.log.warn({ err: (err as Error).message }, 'waste: reading the machine snapshot failed');
     }
@@ -173,8 +187,7 @@ export class WasteLedger implements BatchConsumer {
   }
 
   /** An abort is released at the engine's first scrape after it that holds no more than infermeter had in flight to it. */
-  private checkRelease(now: number): void {
-    const engines = this.opts.machine.read().engines;
+  private checkRelease(now: number, engines: MachineState['engines']): void {
     this.perUpstream.forEach((u, i) => {
       if (u.pendingSince === null) return;
       if (now - u.pendingSince > RELEASE_GIVE_UP_MS) {
@@ -191,11 +204,45 @@ export class WasteLedger implements BatchConsumer {
     });
   }
 
+  /**
+   * The engine's recomputed tokens since its last reading, as `preempted`, split between the
+   * models the upstream served since (by output tokens, each request counting one more), else
+   * to the last one it served. A first reading or a counter that went back (a restart) is the
+   * new baseline.
+   */
+  private countRecomputed(engines: MachineState['engines']): void {
+    this.names.forEach((name, i) => {
+      const e = engines.find((x) => x.upstream === name);
+      if (!e || e.recomputedPromptTokensTotal === null || e.recomputedOutputTokensTotal === null) return;
+      const last = this.recomputed[i];
+      const now = { prompt: e.recomputedPromptTokensTotal, output: e.recomputedOutputTokensTotal, at: e.at };
+      if (last && e.at === last.at) return;
+      this.recomputed[i] = now;
+      if (!last || now.prompt < last.prompt || now.output < last.output) return;
+      const prompt = now.prompt - last.prompt;
+      const output = now.output - last.output;
+      const served = this.servedSince[i]!;
+      let weights: [string, number][] = [...served];
+      served.clear();
+      if (weights.length === 0) weights = this.lastModel[i] ? [[this.lastModel[i]!, 1]] : [];
+      const total = weights.reduce((a, [, w]) => a + w, 0);
+      if (total === 0 || (prompt === 0 && output === 0)) return;
+      for (const [model, w] of weights) {
+        const f = w / total;
+        const m = this.model(model);
+        this.tokens.inc({ gen_ai_request_model: model, upstream: name, cause: 'preempted', gen_ai_token_type: 'input' }, prompt * f);
+        this.tokens.inc({ gen_ai_request_model: model, upstream: name, cause: 'preempted', gen_ai_token_type: 'output' }, output * f);
+        m.tokens.preempted.input += prompt * f;
+        m.tokens.preempted.output += output * f;
+      }
+    });
+  }
+
   private model(label: string): { tokens: ModelWaste['tokens']; seconds: Second[] } {
     let m = this.models.get(label);
     if (!m) {
       const zero = () => ({ input: 0, output: 0 });
-      this.models.set(label, (m = { tokens: { client_abort: zero(), queue_timeout: zero(), rejected: zero() }, seconds: [] }));
+      this.models.set(label, (m = { tokens: { client_abort: zero(), queue_timeout: zero(), rejected: zero(), preempted: zero() }, seconds: [] }));
     }
     return m;
   }

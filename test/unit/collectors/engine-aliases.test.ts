@@ -199,11 +199,17 @@ test('SGLang with cached_tokens_total and retractions: hit ratio from the counte
     'sglang:cached_tokens_total{model_name="m",tp_rank="0"} 250.0',
     'sglang:cache_hit_rate{model_name="m",tp_rank="0"} 0.9',
     'sglang:num_retracted_requests_total{model_name="m",tp_rank="0"} 3.0',
+    // SGLang's retraction token counters (its metrics collector, increment_retracted_reqs), summed over ranks.
+    'sglang:num_retracted_input_tokens_total{model_name="m",tp_rank="0"} 38205.0',
+    'sglang:num_retracted_input_tokens_total{model_name="m",tp_rank="1"} 1795.0',
+    'sglang:num_retracted_output_tokens_total{model_name="m",tp_rank="0"} 612.0',
   ].join('\n');
   const f = flat(map(text, 'sglang'));
   assert.equal(f['prefix_cache_hit_ratio'], 0.25);
   assert.equal(f['prefix_cache_hits_total'], 250);
   assert.equal(f['preemptions_total'], 3);
+  assert.equal(f['recomputed_prompt_tokens_total'], 40000);
+  assert.equal(f['recomputed_output_tokens_total'], 612);
 });
 
 test('TGI (synthetic scrape in TGI\'s names): queue, batch, token sums, durations', () => {

@@ -103,3 +103,30 @@ test('the abort\'s propagation per upstream; the engine released at its first sc
   assert.equal(w.status().upstreams[0]!.releasePending, false);
   assert.equal(sumSamples(await samples(), 'infermeter_abort_engine_release_seconds_count'), 1);
 });
+
+test('preempted: the engine\'s recomputed tokens between readings, split by the models the upstream served; a first reading or a restart is a baseline', async () => {
+  const now = { t: 100_000 };
+  let engine: Record<string, unknown> = { upstream: 'a', running: 0, waiting: 0, at: 1, recomputedPromptTokensTotal: 1000, recomputedOutputTokensTotal: 50 };
+  const { w, samples } = ledger(() => [engine], now);
+  w.tick(); // baseline
+  const served = [rec({ outputTokens: 299 }), rec({ outputTokens: 99, model: 'n' })];
+  w.ingest({ records: served, labels: ['m', 'n'], verdicts: [null, null], inFlight: 0 });
+  engine = { ...engine, at: 2, recomputedPromptTokensTotal: 1400, recomputedOutputTokensTotal: 90 };
+  w.tick();
+  w.tick(); // the same reading again: nothing more
+  let s = await samples();
+  const t = (model: string, type: string) => sumSamples(s, 'infermeter_wasted_tokens_total', { gen_ai_request_model: model, cause: 'preempted', gen_ai_token_type: type, upstream: 'a' });
+  assert.deepEqual([t('m', 'input'), t('n', 'input'), t('m', 'output'), t('n', 'output')], [300, 100, 30, 10], 'by output tokens (+1 a request): 300 to 100');
+  // A restart: the counters went back; then 10 more with nobody served since: the last model served.
+  engine = { ...engine, at: 3, recomputedPromptTokensTotal: 5, recomputedOutputTokensTotal: 0 };
+  w.tick();
+  engine = { ...engine, at: 4, recomputedPromptTokensTotal: 15, recomputedOutputTokensTotal: 0 };
+  w.tick();
+  s = await samples();
+  assert.equal(t('n', 'input'), 110);
+  assert.equal(w.status().models.get('m')!.tokens.preempted.input, 300);
+  // An engine that does not report them (vLLM): nothing.
+  engine = { upstream: 'a', running: 0, waiting: 0, at: 5, recomputedPromptTokensTotal: null, recomputedOutputTokensTotal: null };
+  w.tick();
+  assert.equal(sumSamples(await samples(), 'infermeter_wasted_tokens_total', { cause: 'preempted' }), 400 + 40 + 10);
+});

@@ -7,7 +7,7 @@
  *   the engine's running count came back to what infermeter had in flight within its scrapes.
  * - The simulator's admission limit (--max-num-queued-reqs), 503 and 429: each refused request is
  *   `rejected` with the prompt it had received.
- * - Clients with a short timeout against a queueing engine: `queue_timeout`, with their prompts.
+ * - Clients with a 300 ms timeout behind a request that holds the only slot: `queue_timeout`, with their prompts.
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -122,9 +122,9 @@ for (const status of ['503', '429']) {
 }
 
 test('clients that give up before their first token against a queueing engine: queue_timeout, with their prompts', { timeout: 60_000 }, async () => {
-  const { sim, meter } = await pair({ speed: '1', maxNumSeqs: '1', outputTokens: '300-300' });
-  // One long request holds the only slot; the next ones wait behind it, and their clients give up after 300 ms.
-  const holder = stream(meter.url, chat(prompt(64, 0), { max_tokens: 300 }), null);
+  const { sim, meter } = await pair({ speed: '2', maxNumSeqs: '1', outputTokens: '100-100' });
+  // One request holds the only slot for about 2 s; the next ones wait behind it, and their clients give up after 300 ms.
+  const holder = stream(meter.url, chat(prompt(64, 0), { max_tokens: 100 }), null);
   await new Promise((r) => setTimeout(r, 200));
   const TIMED_OUT = 4;
   const read = await Promise.all(Array.from({ length: TIMED_OUT }, (_, i) => stream(meter.url, chat(prompt(2000, i + 1), { max_tokens: 10 }), null, 300)));

@@ -21,6 +21,9 @@ import { WASTE_METRICS, WASTED_TOKENS, type RequestWasteCause, type WasteCause }
 export const GOODPUT_WINDOW_S = 60;
 /** An abort the engine has not released after this long is given up on (another client holds it, or its collector is off). */
 export const RELEASE_GIVE_UP_MS = 60_000;
+/** How long the in-flight counts are kept, and how near a scrape a count must be to be compared with it. */
+const HISTORY_MS = 5000;
+const SCRAPE_SLACK_MS = 100;
 
 /**
  * Why a generation request's work went to nobody; null when it did not (or it never reached an
@@ -83,7 +86,8 @@ export class WasteLedger implements BatchConsumer {
   private readonly models = new Map<string, { tokens: ModelWaste['tokens']; seconds: Second[] }>();
   /** Per upstream index: the propagation figures kept for the page's P99 (the last 1,000), the abort waiting for the engine's release, the last release. */
   private readonly perUpstream: { propagations: number[]; aborts: number; pendingSince: number | null; lastRelease: number | null }[];
-  private inFlight: readonly number[] = [];
+  /** Requests in flight per upstream as each batch said, and when (the last HISTORY_MS): what a scrape is compared with. */
+  private readonly inFlight: { at: number; counts: readonly number[] }[] = [];
   /** Per upstream index: the engine's recomputed-token counters at its last reading, and the output tokens per model label since. */
   private readonly recomputed: ({ prompt: number; output: number; at: number } | null)[];
   private readonly servedSince: Map<string, number>[];
@@ -106,8 +110,11 @@ export class WasteLedger implements BatchConsumer {
   }
 
   ingest(batch: JudgedBatch): void {
-    if (batch.inFlightByUpstream) this.inFlight = batch.inFlightByUpstream;
     const now = this.now();
+    if (batch.inFlightByUpstream) {
+      this.inFlight.push({ at: now, counts: batch.inFlightByUpstream });
+      while (this.inFlight.length > 1 && this.inFlight[0]!.at < now - HISTORY_MS) this.inFlight.shift();
+    }
     const { records, labels, verdicts } = batch;
     for (let i = 0; i < records.length; i++) {
       const r = records[i]!;
@@ -196,12 +203,26 @@ export class WasteLedger implements BatchConsumer {
       }
       const e = engines.find((x) => x.upstream === this.names[i]);
       if (!e || e.at <= u.pendingSince || e.running === null) return;
-      if (e.running + (e.waiting ?? 0) > (this.inFlight[i] ?? 0)) return;
+      if (e.running + (e.waiting ?? 0) > this.inFlightAround(i, e.at)) return;
       const seconds = (e.at - u.pendingSince) / 1000;
       this.release.observe({ upstream: this.names[i]! }, seconds);
       u.lastRelease = seconds;
       u.pendingSince = null;
     });
+  }
+
+  /**
+   * The most requests infermeter had in flight to upstream `i` within SCRAPE_SLACK_MS of a scrape
+   * at `at` (batches are up to 20 ms apart and late by a hop): the engine, which ends a request
+   * before infermeter reads its end, should hold no more. The last count when none is that near.
+   */
+  private inFlightAround(i: number, at: number): number {
+    let most = -1;
+    for (const b of this.inFlight) if (Math.abs(b.at - at) <= SCRAPE_SLACK_MS) most = Math.max(most, b.counts[i] ?? 0);
+    if (most >= 0) return most;
+    let last = 0;
+    for (const b of this.inFlight) if (b.at <= at) last = b.counts[i] ?? 0;
+    return last;
   }
 
   /**

@@ -15,7 +15,8 @@ import type { RequestRecord } from '../../record/record.js';
 import { routeByLabel } from '../../record/routes.js';
 import type { JudgedBatch } from '../batch.js';
 import type { BatchConsumer } from '../consumer.js';
-import { WASTE_METRICS, WASTED_TOKENS, type RequestWasteCause, type WasteCause } from './defs.js';
+import { WASTE_METRICS, type RequestWasteCause, type WasteCause } from './defs.js';
+import { quantileOf } from '../headroom/observe.js';
 
 /** The effective goodput's window, in one-second buckets. */
 export const GOODPUT_WINDOW_S = 60;
@@ -101,9 +102,8 @@ export class WasteLedger implements BatchConsumer {
     this.recomputed = this.names.map(() => null);
     this.servedSince = this.names.map(() => new Map());
     this.lastModel = this.names.map(() => null);
-    const def = (name: string) => WASTE_METRICS.find((m) => m.name === name)!;
-    const [, , goodput, propagation, release] = WASTE_METRICS;
-    this.tokens = new Counter({ name: WASTED_TOKENS, help: def(WASTED_TOKENS).help, labelNames: [...def(WASTED_TOKENS).labels], registers: [opts.registry] });
+    const [tokens, , goodput, propagation, release] = WASTE_METRICS;
+    this.tokens = new Counter({ name: tokens.name, help: tokens.help, labelNames: [...tokens.labels], registers: [opts.registry] });
     this.goodput = gauge(opts.registry, goodput);
     this.propagation = new Histogram({ name: propagation.name, help: propagation.help, labelNames: [...propagation.labels], buckets: opts.buckets[propagation.buckets], registers: [opts.registry] });
     this.release = new Histogram({ name: release.name, help: release.help, labelNames: [...release.labels], buckets: opts.buckets[release.buckets], registers: [opts.registry] });
@@ -187,7 +187,7 @@ export class WasteLedger implements BatchConsumer {
     return {
       models,
       upstreams: this.perUpstream.map((u, i) => ({
-        upstream: this.names[i]!, aborts: u.aborts, propagationP99Seconds: p99(u.propagations),
+        upstream: this.names[i]!, aborts: u.aborts, propagationP99Seconds: quantileOf(u.propagations, 0.99),
         lastReleaseSeconds: u.lastRelease, releasePending: u.pendingSince !== null,
       })),
     };
@@ -234,15 +234,22 @@ export class WasteLedger implements BatchConsumer {
   private countRecomputed(engines: MachineState['engines']): void {
     this.names.forEach((name, i) => {
       const e = engines.find((x) => x.upstream === name);
-      if (!e || e.recomputedPromptTokensTotal === null || e.recomputedOutputTokensTotal === null) return;
+      if (!e) return;
+      const served = this.servedSince[i]!;
+      if (e.recomputedPromptTokensTotal === null || e.recomputedOutputTokensTotal === null) {
+        served.clear(); // an engine that does not count them (vLLM): nothing to split
+        return;
+      }
       const last = this.recomputed[i];
       const now = { prompt: e.recomputedPromptTokensTotal, output: e.recomputedOutputTokensTotal, at: e.at };
       if (last && e.at === last.at) return;
       this.recomputed[i] = now;
-      if (!last || now.prompt < last.prompt || now.output < last.output) return;
+      if (!last || now.prompt < last.prompt || now.output < last.output) {
+        served.clear(); // a new baseline: what was served before it is not this interval's
+        return;
+      }
       const prompt = now.prompt - last.prompt;
       const output = now.output - last.output;
-      const served = this.servedSince[i]!;
       let weights: [string, number][] = [...served];
       served.clear();
       if (weights.length === 0) weights = this.lastModel[i] ? [[this.lastModel[i]!, 1]] : [];
@@ -289,10 +296,4 @@ export class WasteLedger implements BatchConsumer {
     }
     return { good, all };
   }
-}
-
-function p99(xs: readonly number[]): number | null {
-  if (xs.length === 0) return null;
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(0.99 * sorted.length) - 1)]!;
 }

@@ -25,6 +25,8 @@ export const RELEASE_GIVE_UP_MS = 60_000;
 /** How long the in-flight counts are kept, and how near a scrape a count must be to be compared with it. */
 const HISTORY_MS = 5000;
 const SCRAPE_SLACK_MS = 100;
+/** The most tokens one abort's unseen tail may add: an engine notices a closed connection within a few steps; more is someone else's traffic. */
+export const TAIL_CAP_TOKENS = 64;
 
 /**
  * Why a generation request's work went to nobody; null when it did not (or it never reached an
@@ -93,6 +95,12 @@ export class WasteLedger implements BatchConsumer {
   private readonly recomputed: ({ prompt: number; output: number; at: number } | null)[];
   private readonly servedSince: Map<string, number>[];
   private readonly lastModel: (string | null)[];
+  /**
+   * Per upstream index: the unseen tail's account (countTail). The engine's generation counter and
+   * the output tokens infermeter read from it (every request), at the last idle scrape, and the
+   * aborts since, by model and cause.
+   */
+  private readonly tail: { engine: number | null; at: number; seen: number; seenThen: number; aborts: Map<string, { model: string; cause: RequestWasteCause; n: number }> }[];
   private timer: NodeJS.Timeout | null = null;
 
   constructor(private readonly opts: WasteOptions) {
@@ -102,6 +110,7 @@ export class WasteLedger implements BatchConsumer {
     this.recomputed = this.names.map(() => null);
     this.servedSince = this.names.map(() => new Map());
     this.lastModel = this.names.map(() => null);
+    this.tail = this.names.map(() => ({ engine: null, at: 0, seen: 0, seenThen: 0, aborts: new Map() }));
     const [tokens, , goodput, propagation, release] = WASTE_METRICS;
     this.tokens = new Counter({ name: tokens.name, help: tokens.help, labelNames: [...tokens.labels], registers: [opts.registry] });
     this.goodput = gauge(opts.registry, goodput);
@@ -125,6 +134,8 @@ export class WasteLedger implements BatchConsumer {
       // Good: it completed and met every SLO that judges it (none judging it: completing is enough).
       const good = r.outcome === 'ok' && (v === null || v === undefined || v.every((x) => x.good));
       this.second(m.seconds, now, good ? r.outputTokens : 0, r.outputTokens);
+      const tail = this.tail[r.upstream];
+      if (tail) tail.seen += r.outputTokens;
       const served = this.servedSince[r.upstream];
       if (served) {
         served.set(model, (served.get(model) ?? 0) + r.outputTokens + 1);
@@ -140,6 +151,12 @@ export class WasteLedger implements BatchConsumer {
       m.tokens[cause].input += input;
       m.tokens[cause].output += output;
       if (cause === 'rejected') continue;
+      if (tail) {
+        const key = `${model}\0${cause}`;
+        const a = tail.aborts.get(key);
+        if (a) a.n++;
+        else tail.aborts.set(key, { model, cause, n: 1 });
+      }
       const u = this.perUpstream[r.upstream];
       if (!u) continue;
       this.propagation.observe({ upstream }, r.abortPropagation);
@@ -168,6 +185,7 @@ export class WasteLedger implements BatchConsumer {
       const engines = this.opts.machine.read().engines;
       this.checkRelease(now, engines);
       this.countRecomputed(engines);
+      this.countTail(engines);
     } catch (err) {
       this.opts.log.warn({ err: (err as Error).message }, 'waste: reading the machine snapshot failed');
     }
@@ -264,6 +282,55 @@ export class WasteLedger implements BatchConsumer {
         m.tokens.preempted.output += output * f;
       }
     });
+  }
+
+  /**
+   * The unseen tail (docs/waste.md, "Tokens after the close"): what the engine generated for
+   * aborted requests after the last token infermeter read. At an idle scrape (the engine holds
+   * nothing, and infermeter had nothing in flight to it from its last batch before the scrape on:
+   * idleSince) the engine's generation counter has grown since the last idle scrape by
+   * exactly what infermeter read from it, plus those tails, plus any traffic that bypassed
+   * infermeter. The excess goes to the aborts since, split by count, at most TAIL_CAP_TOKENS
+   * each; the rest is taken for bypassing traffic. A first reading or a counter that went back
+   * (a restart) is the new baseline.
+   */
+  private countTail(engines: MachineState['engines']): void {
+    this.names.forEach((name, i) => {
+      const e = engines.find((x) => x.upstream === name);
+      const t = this.tail[i]!;
+      if (!e || typeof e.generationTokensTotal !== 'number' || e.at <= t.at || e.running !== 0 || (e.waiting ?? 0) !== 0) return;
+      if (!this.idleSince(i, e.at)) return;
+      const grew = e.generationTokensTotal - (t.engine ?? e.generationTokensTotal);
+      const excess = t.engine === null || grew < 0 ? 0 : grew - (t.seen - t.seenThen);
+      const aborts = [...t.aborts.values()];
+      t.engine = e.generationTokensTotal;
+      t.at = e.at;
+      t.seenThen = t.seen;
+      t.aborts.clear();
+      const n = aborts.reduce((a, x) => a + x.n, 0);
+      if (excess <= 0 || n === 0) return;
+      const each = Math.min(excess / n, TAIL_CAP_TOKENS);
+      for (const a of aborts) {
+        this.tokens.inc({ gen_ai_request_model: a.model, upstream: name, cause: a.cause, gen_ai_token_type: 'output' }, each * a.n);
+        this.model(a.model).tokens[a.cause].output += each * a.n;
+      }
+    });
+  }
+
+  /**
+   * Whether infermeter had nothing in flight to upstream `i` from its last batch at or before `at`
+   * through the latest (heartbeats come each second). Records arriving after `at` are then of
+   * requests that ended before it (their tokens are in the engine's counter too), or that started
+   * and ended between two batches after it (which only makes the excess smaller). No batch at all:
+   * nothing was ever in flight.
+   */
+  private idleSince(i: number, at: number): boolean {
+    for (let k = this.inFlight.length - 1; k >= 0; k--) {
+      const b = this.inFlight[k]!;
+      if ((b.counts[i] ?? 0) !== 0) return false;
+      if (b.at <= at) return true;
+    }
+    return this.inFlight.length === 0;
   }
 
   private model(label: string): { tokens: ModelWaste['tokens']; seconds: Second[] } {

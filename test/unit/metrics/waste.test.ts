@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
 import { pino } from 'pino';
 import { DEFAULT_BUCKETS } from '../../../src/lib/metric-def.js';
-import { GOODPUT_WINDOW_S, RELEASE_GIVE_UP_MS, WasteLedger, promptTokensOf, wasteCauseOf } from '../../../src/metrics/waste/ledger.js';
+import { GOODPUT_WINDOW_S, RELEASE_GIVE_UP_MS, TAIL_CAP_TOKENS, WasteLedger, promptTokensOf, wasteCauseOf } from '../../../src/metrics/waste/ledger.js';
 import type { MachineState } from '../../../src/collectors/snapshot.js';
 import { UNMEASURED, type RequestRecord } from '../../../src/record/record.js';
 import { parsePrometheusText, sumSamples } from '../../../src/lib/prom-text.js';
@@ -129,4 +129,54 @@ test('preempted: the engine\'s recomputed tokens between readings, split by the 
   engine = { upstream: 'a', running: 0, waiting: 0, at: 5, recomputedPromptTokensTotal: null, recomputedOutputTokensTotal: null };
   w.tick();
   assert.equal(sumSamples(await samples(), 'infermeter_wasted_tokens_total', { cause: 'preempted' }), 400 + 40 + 10);
+});
+
+test('the unseen tail: at an idle scrape, what the engine generated beyond what infermeter read goes to the aborts since, capped per abort', async () => {
+  const now = { t: 100_000 };
+  let engine: Record<string, unknown> = { upstream: 'a', running: 0, waiting: 0, at: 100_010, generationTokensTotal: 1000 };
+  const { w, samples } = ledger(() => [engine], now);
+  w.ingest({ records: [], labels: [], verdicts: [], inFlight: 0, inFlightByUpstream: [0, 0] });
+  now.t = 100_020;
+  w.tick(); // the baseline: 1000
+  const out = (cause: string) => sumSamples(s, 'infermeter_wasted_tokens_total', { cause, gen_ai_token_type: 'output', upstream: 'a' });
+  // 300 read from a completed request, 20 from a client abort, 0 from a queue timeout; the engine made 330.
+  const records = [rec({ outputTokens: 300 }), rec({ outcome: 'client_abort', outputTokens: 20, abortPropagation: 0.001 }), rec({ outcome: 'client_abort', outputTokens: 0, abortPropagation: 0.001 })];
+  now.t = 100_100;
+  w.ingest({ records, labels: ['m', 'm', 'm'], verdicts: [null, null, null], inFlight: 0, inFlightByUpstream: [2, 0] });
+  // Busy at its scrape (the engine holds one): not idle, nothing yet.
+  engine = { ...engine, at: 100_200, running: 1, generationTokensTotal: 1320 };
+  now.t = 100_300;
+  w.tick();
+  let s = await samples();
+  assert.equal(out('client_abort'), 20);
+  // Idle at the engine, but infermeter's last batch before the scrape had 2 in flight: not idle.
+  engine = { ...engine, at: 100_400, running: 0, generationTokensTotal: 1330 };
+  now.t = 100_500;
+  w.tick();
+  s = await samples();
+  assert.equal(out('client_abort'), 20);
+  // The batch saying 0 in flight, then an idle scrape: the 10 unseen go 5 and 5 to the two aborts.
+  w.ingest({ records: [], labels: [], verdicts: [], inFlight: 0, inFlightByUpstream: [0, 0] });
+  engine = { ...engine, at: 100_600 };
+  now.t = 100_700;
+  w.tick();
+  s = await samples();
+  assert.deepEqual([out('client_abort'), out('queue_timeout')], [25, 5]);
+  assert.equal(w.status().models.get('m')!.tokens.client_abort.output, 25);
+  // Traffic that bypassed infermeter: 1000 more with one abort since: at most the cap goes to it.
+  w.ingest({ records: [rec({ outcome: 'client_abort', outputTokens: 4, abortPropagation: 0.001 })], labels: ['m'], verdicts: [null], inFlight: 0, inFlightByUpstream: [0, 0] });
+  engine = { ...engine, at: 100_800, generationTokensTotal: 2334 };
+  now.t = 100_900;
+  w.tick();
+  s = await samples();
+  assert.equal(out('client_abort'), 25 + 4 + TAIL_CAP_TOKENS);
+  // No abort since: an excess is someone else's; a counter that went back is a new baseline.
+  engine = { ...engine, at: 101_000, generationTokensTotal: 2400 };
+  now.t = 101_100;
+  w.tick();
+  engine = { ...engine, at: 101_200, generationTokensTotal: 7 };
+  now.t = 101_300;
+  w.tick();
+  s = await samples();
+  assert.equal(out('client_abort'), 25 + 4 + TAIL_CAP_TOKENS);
 });

@@ -13,7 +13,26 @@ export interface Usage {
   cached?: number | null;
   /** completion_tokens_details.reasoning_tokens (OpenAI's shape); null: not reported. */
   reasoning?: number | null;
+  /** vLLM's per-request `metrics` (--enable-per-request-metrics); undefined: not sent. */
+  timing?: PerRequestTiming;
 }
+
+/** vLLM's PerRequestTimingMetrics (0.25): from its queued, scheduled, first and last token times. */
+export interface PerRequestTiming {
+  queue_time_ms: number | null;
+  /** From scheduling to the first token: the queue is not in it. */
+  time_to_first_token_ms: number | null;
+  generation_time_ms: number | null;
+  mean_itl_ms: number | null;
+  tokens_per_second: number | null;
+}
+
+/** `,"metrics":{...}` for a stream's final usage chunk, or '' when not sent. */
+export function metricsTail(u: Usage): string {
+  return u.timing === undefined ? '' : `,"metrics":${JSON.stringify(u.timing)}`;
+}
+
+const withMetrics = (u: Usage) => (u.timing === undefined ? {} : { metrics: u.timing });
 
 export function usageJson(u: Usage): string {
   const cached = u.cached == null ? '' : `,"prompt_tokens_details":{"cached_tokens":${u.cached}}`;
@@ -39,7 +58,7 @@ export interface StreamFormat {
   /** The first tool-call chunk: the call's id and function name, no arguments yet. */
   toolHead(usage: string | null): string;
   /** The extra chunk `stream_options.include_usage` asks for: no choices, only usage. */
-  usageOnly(usage: string): string;
+  usageOnly(usage: string, tail?: string): string;
 }
 
 export interface StreamIdentity {
@@ -67,7 +86,7 @@ export function chatStreamFormat(who: StreamIdentity): StreamFormat {
     role: (usage) => `${prefix}{"index":0,"delta":{"role":"assistant","content":""}${tail(null, usage)}`,
     chunk: (kind, text, finish, usage) => prefix + open[kind] + text + close[kind] + tail(finish, usage),
     toolHead: (usage) => prefix + toolHead + tail(null, usage),
-    usageOnly: (usage) => `${prefix}],"usage":${usage}}\n\n`,
+    usageOnly: (usage, tail = '') => `${prefix}],"usage":${usage}${tail}}\n\n`,
   };
 }
 
@@ -78,7 +97,7 @@ export function completionStreamFormat(who: StreamIdentity): StreamFormat {
     toolHead: () => '',
     chunk: (_kind, text, finish, usage) =>
       `${prefix}{"index":0,"text":"${text}","logprobs":null,"finish_reason":${finish === null ? 'null' : `"${finish}"`},"stop_reason":null}],"usage":${usage ?? 'null'}}\n\n`,
-    usageOnly: (usage) => `${prefix}],"usage":${usage}}\n\n`,
+    usageOnly: (usage, tail = '') => `${prefix}],"usage":${usage}${tail}}\n\n`,
   };
 }
 
@@ -108,7 +127,7 @@ export function chatCompletionBody(who: StreamIdentity, out: Collected, finish: 
     id: who.id, object: 'chat.completion', created: who.created, model: who.model,
     choices: [{ index: 0, message, logprobs: null, finish_reason: finish, stop_reason: null }],
     usage: usageObject(usage),
-    prompt_logprobs: null, kv_transfer_params: null,
+    prompt_logprobs: null, kv_transfer_params: null, ...withMetrics(usage),
   });
 }
 
@@ -117,6 +136,6 @@ export function completionBody(who: StreamIdentity, out: Collected, finish: stri
     id: who.id, object: 'text_completion', created: who.created, model: who.model,
     choices: [{ index: 0, text: out.content, logprobs: null, finish_reason: finish, stop_reason: null, prompt_logprobs: null }],
     usage: usageObject(usage),
-    kv_transfer_params: null,
+    kv_transfer_params: null, ...withMetrics(usage),
   });
 }

@@ -10,6 +10,7 @@
 import { performance } from 'node:perf_hooks';
 import { BlockPool } from '../lib/block-pool.js';
 import type { SimOptions } from './options.js';
+import type { PerRequestTiming } from './chunks.js';
 
 export type FinishReason = 'stop' | 'length' | 'abort';
 
@@ -59,6 +60,24 @@ export class Sequence {
   /** Prompt tokens served from the prefix cache at admission (usage.prompt_tokens_details.cached_tokens). */
   cachedTokens = 0;
   constructor(readonly spec: SeqSpec, readonly arrival: number) {}
+
+  /**
+   * vLLM's per-request timing (--enable-per-request-metrics) as of now, from the engine's own
+   * clock: the queue to scheduling, the first token and the last from scheduling, the mean gap
+   * between tokens (two or more), the tokens per second of its running time.
+   */
+  timing(): PerRequestTiming {
+    const scheduled = this.scheduled;
+    const first = this.firstTokenAt >= 0;
+    const running = this.lastTokenAt - this.scheduledAt;
+    return {
+      queue_time_ms: scheduled ? this.scheduledAt - this.arrival : null,
+      time_to_first_token_ms: scheduled && first ? this.firstTokenAt - this.scheduledAt : null,
+      generation_time_ms: scheduled && first ? running : null,
+      mean_itl_ms: first && this.generated > 1 ? (this.lastTokenAt - this.firstTokenAt) / (this.generated - 1) : null,
+      tokens_per_second: scheduled && first && running > 0 ? this.generated / (running / 1000) : null,
+    };
+  }
 }
 
 /**

@@ -43,6 +43,8 @@ export interface SimOptions {
   metricsFormat: (typeof METRICS_FORMATS)[number];
   /** usage.prompt_tokens_details.cached_tokens, as vLLM's --enable-prompt-tokens-details reports it. */
   promptTokensDetails: boolean;
+  /** vLLM's --enable-per-request-metrics: a top-level `metrics` object of the request's own timing (PerRequestTiming). */
+  perRequestMetrics: boolean;
   /** usage.completion_tokens_details.reasoning_tokens, in OpenAI's shape. */
   reasoningTokensDetails: boolean;
   version: string;
@@ -84,6 +86,7 @@ export const SIM_OPTIONS: readonly OptionSpec[] = [
   { key: 'midstreamErrorRate', flag: '--midstream-error-rate <p>', help: 'fraction of streams that end with an {"error":...} event', default: '0', parse: probability },
   { key: 'dropRate', flag: '--drop-rate <p>', help: 'fraction of streams whose connection is dropped mid-stream', default: '0', parse: probability },
   { key: 'metricsFormat', flag: '--metrics-format <format>', help: 'v1: metric names of vLLM V1 (engine label); v0: the older names', default: 'v1', parse: oneOf(METRICS_FORMATS) },
+  { key: 'perRequestMetrics', flag: '--enable-per-request-metrics <bool>', help: 'add vLLM\'s per-request `metrics` object (queue_time_ms, time_to_first_token_ms from scheduling, generation_time_ms, mean_itl_ms, tokens_per_second: the engine\'s own times) to non-streamed bodies, the final usage chunk of a stream, and the response in response.completed', default: 'false', parse: parseBool },
   { key: 'promptTokensDetails', flag: '--enable-prompt-tokens-details <bool>', help: 'report usage.prompt_tokens_details.cached_tokens (the prompt tokens the prefix cache served), as vLLM does with this flag', default: 'false', parse: parseBool },
   { key: 'reasoningTokensDetails', flag: '--reasoning-tokens-details <bool>', help: 'report usage.completion_tokens_details.reasoning_tokens (the reasoning tokens of the reply), in OpenAI\'s shape', default: 'false', parse: parseBool },
   { key: 'version', flag: '--vllm-version <version>', help: 'version reported at /version', default: '0.10.1', parse: (v) => v },

@@ -5,7 +5,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import {
-  DONE_EVENT, streamErrorEvent, usageJson, type Collected, type Kind, type StreamFormat, type Usage,
+  DONE_EVENT, metricsTail, streamErrorEvent, usageJson, type Collected, type Kind, type PerRequestTiming, type StreamFormat, type Usage,
 } from './chunks.js';
 import type { SeqSink } from './engine.js';
 import { nextToken, TOKENS } from './text.js';
@@ -45,15 +45,21 @@ export interface UsageOptions {
   /** The sequence's prompt tokens served from the prefix cache (read when usage is written), or null: not reported. */
   cached: (() => number) | null;
   reasoningDetails: boolean;
+  /** The sequence's own timing (--enable-per-request-metrics), read when usage is written; null: not sent. */
+  timing: (() => PerRequestTiming) | null;
 }
 
+/** What the usage carries beside its counts. */
+export type UsageDetails = Pick<UsageOptions, 'cached' | 'reasoningDetails' | 'timing'>;
+
 /** Usage after `completion` tokens, with the details the options ask for. */
-export function usageWithDetails(opts: Pick<UsageOptions, 'cached' | 'reasoningDetails'>, script: Script, prompt: number, completion: number): Usage {
+export function usageWithDetails(opts: UsageDetails, script: Script, prompt: number, completion: number): Usage {
   return {
     prompt,
     completion,
     cached: opts.cached ? opts.cached() : null,
     reasoning: opts.reasoningDetails ? Math.min(completion, script.tool ? 0 : script.reasoningTokens) : null,
+    ...(opts.timing ? { timing: opts.timing() } : {}),
   };
 }
 
@@ -88,7 +94,10 @@ export class StreamReply implements SeqSink {
     }
     if (this.fault && this.sent >= this.fault.at && !last) return this.cut(out, this.fault.kind);
     if (last) {
-      if (this.usage.final) out += this.format.usageOnly(usageJson(this.usageAt(this.sent)));
+      if (this.usage.final) {
+        const u = this.usageAt(this.sent);
+        out += this.format.usageOnly(usageJson(u), metricsTail(u));
+      }
       this.res.end(out + DONE_EVENT);
       this.stopped = true;
     } else this.res.write(out);
@@ -144,7 +153,7 @@ export class TypedStreamReply implements SeqSink {
     private readonly stream: TypedStream,
     private readonly script: Script,
     private readonly promptTokens: number,
-    private readonly usage: Pick<UsageOptions, 'cached' | 'reasoningDetails'>,
+    private readonly usage: UsageDetails,
     private readonly fault: Fault,
     private readonly stop: () => void,
   ) {}

@@ -98,7 +98,10 @@ export function createHandler(opts: SimOptions, engine: Engine, registry: Regist
     };
     let seq: Sequence | null = null;
     let ended = false;
-    const details = { cached: opts.promptTokensDetails ? () => seq?.cachedTokens ?? 0 : null, reasoningDetails: opts.reasoningTokensDetails };
+    const details = {
+      cached: opts.promptTokensDetails ? () => seq?.cachedTokens ?? 0 : null, reasoningDetails: opts.reasoningTokensDetails,
+      timing: opts.perRequestMetrics ? () => seq!.timing() : null,
+    };
     res.on('close', () => {
       if (!ended && seq) engine.abort(seq);
       ended = true;

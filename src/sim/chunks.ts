@@ -32,7 +32,8 @@ export function metricsTail(u: Usage): string {
   return u.timing === undefined ? '' : `,"metrics":${JSON.stringify(u.timing)}`;
 }
 
-const withMetrics = (u: Usage) => (u.timing === undefined ? {} : { metrics: u.timing });
+/** `{ metrics }` to spread into a non-streamed body or a final response object, or nothing when not sent. */
+export const withMetrics = (u: Usage): { metrics?: PerRequestTiming } => (u.timing === undefined ? {} : { metrics: u.timing });
 
 export function usageJson(u: Usage): string {
   const cached = u.cached == null ? '' : `,"prompt_tokens_details":{"cached_tokens":${u.cached}}`;

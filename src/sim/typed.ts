@@ -7,7 +7,7 @@
  * block (thinking/text/tool_use) or an output item (reasoning/message/function_call) when the
  * kind of its tokens changes and closes it before the next. Token texts are JSON-safe already.
  */
-import type { Kind, Usage } from './chunks.js';
+import { withMetrics, type Kind, type Usage } from './chunks.js';
 
 export interface TypedIdentity {
   id: string;
@@ -144,7 +144,7 @@ export function responsesStream(who: TypedIdentity, rand: () => number): TypedSt
     finish: (finish, u) => {
       const out = close();
       const status = finish === 'length' ? 'incomplete' : 'completed';
-      const r = JSON.stringify({ ...responseObject(who, status, [], u), output: '\u0000', ...(u.timing === undefined ? {} : { metrics: u.timing }) }).replace('"\\u0000"', `[${done.join(',')}]`);
+      const r = JSON.stringify({ ...responseObject(who, status, [], u), output: '\u0000', ...withMetrics(u) }).replace('"\\u0000"', `[${done.join(',')}]`);
       return out + e(status === 'incomplete' ? 'response.incomplete' : 'response.completed', `"response":${r}`);
     },
     error: (message) => e('error', `"code":"internal_error","message":${JSON.stringify(message)},"param":null`),
@@ -182,7 +182,7 @@ export function responsesBody(who: TypedIdentity, out: CollectedTyped, finish: s
   if (out.reasoning !== '') output.push(JSON.parse(outputItem('reasoning', `rs_${hex(rand).slice(0, 16)}`, esc(out.reasoning), who, 'completed')));
   if (who.tool) output.push(JSON.parse(outputItem('tool', `fc_${hex(rand).slice(0, 16)}`, esc(out.toolArgs), who, 'completed')));
   else output.push(JSON.parse(outputItem('content', `msg_${hex(rand).slice(0, 16)}`, esc(out.content), who, 'completed')));
-  return JSON.stringify({ ...responseObject(who, finish === 'length' ? 'incomplete' : 'completed', output, u), ...(u.timing === undefined ? {} : { metrics: u.timing }) });
+  return JSON.stringify({ ...responseObject(who, finish === 'length' ? 'incomplete' : 'completed', output, u), ...withMetrics(u) });
 }
 
 /** What a `background: true` request gets at once: the queued response, no output, no usage. */
